@@ -1,0 +1,49 @@
+// content-filter: refuses a request whose image prompt or any chat message
+// contains a configured term (case-insensitive, whole words or phrases) or
+// matches a configured regular expression. The answer is the interface's
+// content_filter error and never says which rule matched, so callers cannot
+// probe the rules.
+//
+//   - { name: content-filter, terms: ["forbidden phrase"], patterns: ["\\bcredit card number\\b"], contact: "policy@example.com" }
+import { z } from 'zod';
+import { GatewayError, type PluginDefinition } from '../../src';
+import { compileMatcher } from './matcher';
+
+const settingsSchema = z.strictObject({
+  terms: z.array(z.string().trim().min(1)).default([]),
+  patterns: z.array(z.string().min(1)).default([]),
+  contact: z.string().min(1).optional(),
+  policyUrl: z.string().min(1).optional(),
+}).superRefine((s, ctx) => {
+  s.patterns.forEach((p, i) => {
+    try {
+      new RegExp(p, 'iu');
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', path: ['patterns', i], message: `not a valid regular expression: ${(err as Error).message}` });
+    }
+  });
+});
+
+export type ContentFilterSettings = z.infer<typeof settingsSchema>;
+
+export function refusalMessage(s: Pick<ContentFilterSettings, 'contact' | 'policyUrl'>): string {
+  const policy = s.policyUrl ? `the content policy (${s.policyUrl})` : 'the content policy';
+  const contact = s.contact ? ` If you believe this is a mistake, contact ${s.contact}.` : ' If you believe this is a mistake, contact the operator of this service.';
+  return `Your request was rejected because it may violate ${policy}.${contact}`;
+}
+
+export const plugin: PluginDefinition<ContentFilterSettings> = {
+  name: 'content-filter',
+  schema: settingsSchema,
+  create(settings) {
+    const matches = compileMatcher(settings.terms, settings.patterns);
+    const message = refusalMessage(settings);
+    const refuse = () => new GatewayError('content_filter', message, { param: 'prompt' });
+    return {
+      onRequest(ctx) {
+        if (ctx.image && matches(ctx.image.prompt)) throw refuse();
+        if (ctx.chat) for (const m of ctx.chat.messages) if (matches(m.content)) throw refuse();
+      },
+    };
+  },
+};

@@ -1,0 +1,6 @@
+// The built-in plugins, handed to the registry by the composition root.
+import type { PluginDefinition } from '../src/pipeline/contract';
+import { plugin as contentFilter } from './content-filter';
+import { plugin as limits } from './limits';
+
+export const builtinPlugins: PluginDefinition<any>[] = [contentFilter, limits];

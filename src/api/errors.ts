@@ -1,0 +1,41 @@
+// The error middleware: the one place that writes an error body. Anything that
+// is not a GatewayError becomes internal_error with a generic message and a
+// log line carrying the request id; a stack trace never reaches a client.
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { errorBody, fromBodyParserError, GatewayError, isGatewayError } from '../errors';
+import { contextOf } from '../pipeline/context';
+import { runHeadHooks } from '../pipeline/runner';
+import type { ApiRequest } from './handlers';
+
+export function toGatewayError(err: unknown): GatewayError {
+  if (isGatewayError(err)) return err;
+  const parsed = fromBodyParserError((err ?? {}) as { type?: string });
+  return parsed ?? new GatewayError('internal_error', 'The gateway failed to handle this request. Try again; if it keeps failing, tell the gateway operator and quote the x-request-id header.');
+}
+
+export function sendError(res: Response, error: GatewayError): void {
+  const body = errorBody(error);
+  const headers: Record<string, string | number> = { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...error.headers };
+  if (error.status === 401) headers['www-authenticate'] = 'Bearer';
+  res.writeHead(error.status, headers);
+  res.end(body);
+}
+
+export function errorMiddleware(logger: Logger) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    const error = toGatewayError(err);
+    const ctx = contextOf(req);
+    if (error.reason === 'internal_error') {
+      logger.error({ requestId: ctx?.id, err: (err as Error)?.message, stack: (err as Error)?.stack }, 'unhandled error');
+    }
+    if (ctx) {
+      ctx.error = error;
+      ctx.settled = true;
+    }
+    if (error.reason === 'client_closed' || ctx?.closed) return;
+    if (res.headersSent) return void res.destroy();
+    if (ctx) runHeadHooks((req as ApiRequest).runtime.pipeline, ctx, { status: error.status, stream: false });
+    sendError(res, error);
+  };
+}

@@ -1,0 +1,34 @@
+// POST /v{1,2}/images/generations body. Only `url` responses exist in the
+// interface, so response_format accepts "url" alone.
+import { z } from 'zod';
+import { foldTopLevel, parseBody } from './validate';
+
+export const OPENAI_IMAGE_NAMES = ['n', 'size', 'response_format', 'quality', 'style', 'user'] as const;
+
+const size = z.string().regex(/^[1-9]\d{0,4}x[1-9]\d{0,4}$/, 'must look like <width>x<height>, e.g. 1024x1024');
+const imageParamsShape = {
+  n: z.number().nullable().optional(),
+  size: size.nullable().optional(),
+  response_format: z.enum(['url']).nullable().optional(),
+};
+
+const imageSchema = z.strictObject({
+  model: z.string().min(1),
+  prompt: z.string().min(1),
+  model_params: z.looseObject(imageParamsShape).nullable().optional(),
+  ...imageParamsShape,
+  quality: z.string().nullable().optional(),
+  style: z.string().nullable().optional(),
+  user: z.string().nullable().optional(),
+});
+
+export interface ImageRequest {
+  model: string;
+  prompt: string;
+  model_params: Record<string, unknown>;
+}
+
+export function parseImageRequest(body: unknown): ImageRequest {
+  const parsed = parseBody(imageSchema, body);
+  return { model: parsed.model, prompt: parsed.prompt, model_params: foldTopLevel(parsed, OPENAI_IMAGE_NAMES) };
+}

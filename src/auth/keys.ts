@@ -1,0 +1,49 @@
+// Bearer-key authentication. Only SHA-256 digests of keys are configured; the
+// presented key is hashed and looked up, and never logged, echoed or forwarded.
+import { createHash } from 'node:crypto';
+import { GatewayError } from '../errors';
+import type { Budget, KeyConfig } from '../config/schema';
+import { compileGlobList, type Matcher } from './glob';
+
+export interface Principal {
+  id: string;
+  org: string | null;
+  mayUse: Matcher;
+  limits?: Budget;
+}
+
+export type KeyIndex = ReadonlyMap<string, Principal>;
+
+export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
+
+export function buildKeyIndex(keys: readonly KeyConfig[]): KeyIndex {
+  const index = new Map<string, Principal>();
+  for (const key of keys) {
+    index.set(key.sha256, { id: key.id, org: key.org ?? null, mayUse: compileGlobList(key.models), limits: key.limits });
+  }
+  return index;
+}
+
+const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+
+/** Resolves the Authorization header to a principal, or throws 401. */
+export function authenticate(index: KeyIndex, header: string | undefined): Principal {
+  if (header === undefined || header === '') {
+    throw new GatewayError('unauthorized', 'Missing API key. Send it as "Authorization: Bearer <key>".');
+  }
+  const match = BEARER.exec(header);
+  if (match === null) {
+    throw new GatewayError('unauthorized', 'Malformed Authorization header. Use the form "Authorization: Bearer <key>".');
+  }
+  const principal = index.get(hashKey(match[1]));
+  if (principal === undefined) {
+    throw new GatewayError('unauthorized', 'Invalid API key. Check the key, or ask the gateway operator for a new one.');
+  }
+  return principal;
+}
+
+export function authorizeModel(principal: Principal, model: string): void {
+  if (!principal.mayUse(model)) {
+    throw new GatewayError('model_not_allowed', `This API key may not use model "${model}". Ask the gateway operator to allow it.`, { param: 'model' });
+  }
+}

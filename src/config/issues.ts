@@ -1,0 +1,57 @@
+// Turns schema issues into "path: what to fix" lines. Shared by the config
+// loader and request validation so both name the offending input the same way.
+import type { z } from 'zod';
+
+export type Issue = z.core.$ZodIssue;
+
+/** ['messages', 2, 'role'] → "messages[2].role" */
+export function formatPath(path: ReadonlyArray<PropertyKey>): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out === '' ? String(part) : `.${String(part)}`;
+  }
+  return out;
+}
+
+/** The path an issue is about; for unknown keys, the first unknown key itself. */
+export function issuePath(issue: Issue): string {
+  if (issue.code === 'unrecognized_keys') return formatPath([...issue.path, issue.keys[0]]);
+  return formatPath(issue.path);
+}
+
+/** A sentence that names the input and says what it must be. */
+export function describeIssue(issue: Issue): string {
+  const where = issuePath(issue) || 'body';
+  switch (issue.code) {
+    case 'invalid_type':
+      return issue.input === undefined
+        ? `${where} is required`
+        : `${where} must be ${article(issue.expected)}, got ${typeName(issue.input)}`;
+    case 'unrecognized_keys':
+      return `${where} is not a known field`;
+    case 'invalid_value':
+      return `${where} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'too_small':
+      return issue.origin === 'array' ? `${where} must have at least ${issue.minimum} item(s)`
+        : issue.origin === 'string' ? `${where} must not be empty`
+        : `${where} must be at least ${issue.minimum}`;
+    case 'too_big':
+      return issue.origin === 'array' ? `${where} must have at most ${issue.maximum} item(s)`
+        : issue.origin === 'string' ? `${where} must be at most ${issue.maximum} characters`
+        : `${where} must be at most ${issue.maximum}`;
+    default:
+      return `${where}: ${issue.message}`;
+  }
+}
+
+function article(expected: string): string {
+  if (expected === 'int') return 'an integer';
+  return /^[aeiou]/.test(expected) ? `an ${expected}` : `a ${expected}`;
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}

@@ -1,0 +1,118 @@
+// The operator's config file, as a schema. Unknown keys are errors so a typo
+// never silently turns a policy off. Cross-references (a route's upstream, a
+// key's org) are checked in `crossCheck`, each problem with its path.
+import { z } from 'zod';
+
+/** Accepts 8080 or "8080" (values often come from ${ENV} interpolation). */
+const intLike = (min: number, max: number) =>
+  z.preprocess((v) => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v), z.number().int().min(min).max(max));
+
+const sizeLike = z.union([z.number().int().positive(), z.string().regex(/^\d+(\.\d+)?\s*(b|kb|mb|gb)?$/i, 'must look like 1mb, 512kb or a byte count')]);
+
+export const budgetSchema = z.strictObject({
+  requests: intLike(1, Number.MAX_SAFE_INTEGER).optional(),
+  tokens: intLike(1, Number.MAX_SAFE_INTEGER).optional(),
+  windowSeconds: intLike(1, 86_400 * 31).default(60),
+});
+export type Budget = z.infer<typeof budgetSchema>;
+
+const serverSchema = z.strictObject({
+  host: z.string().min(1).default('127.0.0.1'),
+  port: intLike(0, 65535).default(8080),
+  bodyLimit: sizeLike.default('1mb'),
+  drainSeconds: intLike(0, 3600).default(30),
+  metrics: z.strictObject({
+    host: z.string().min(1).default('127.0.0.1'),
+    port: intLike(0, 65535).default(9464),
+    token: z.string().min(1).optional(),
+  }).prefault({}),
+}).prefault({});
+
+const redisSchema = z.strictObject({
+  url: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
+  nodes: z.array(z.string().regex(/^[^:]+:\d+$/, 'must be host:port')).min(1).optional(),
+  prefix: z.string().default('sluice:'),
+  failMode: z.enum(['open', 'closed']).default('open'),
+  commandTimeoutMs: intLike(10, 10_000).default(100),
+});
+
+const keySchema = z.strictObject({
+  id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 letters, digits, dot, dash or underscore'),
+  sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be the 64 hex digits of the key\'s SHA-256 digest').transform((s) => s.toLowerCase()),
+  org: z.string().min(1).optional(),
+  models: z.array(z.string().min(1)).optional(),
+  limits: budgetSchema.optional(),
+});
+
+const orgSchema = z.strictObject({ limits: budgetSchema.optional() }).nullable().transform((o) => o ?? {});
+
+export const upstreamSchema = z.strictObject({
+  url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+  format: z.enum(['openai', 'native', 'demo']).default('openai'),
+  headers: z.record(z.string(), z.string()).default({}),
+  timeoutMs: intLike(1, 3_600_000).default(60_000),
+  maxSockets: intLike(1, 65_536).default(256),
+});
+
+const endpointSchema = z.enum(['chat', 'images']);
+const versionSchema = z.enum(['v1', 'v2']);
+
+const routeSchema = z.strictObject({
+  model: z.string().min(1),
+  upstream: z.string().min(1),
+  upstreamModel: z.string().min(1).optional(),
+  endpoints: z.array(endpointSchema).min(1).default(['chat', 'images']),
+  versions: z.array(versionSchema).min(1).default(['v1', 'v2']),
+  advertise: z.array(z.string().min(1)).optional(),
+});
+
+/** Each plugin entry: a name (or a module path) plus the plugin's own settings. */
+const pluginEntrySchema = z.looseObject({
+  name: z.string().min(1),
+  module: z.string().min(1).optional(),
+});
+
+export const configSchema = z.strictObject({
+  server: serverSchema,
+  redis: redisSchema.optional(),
+  keys: z.array(keySchema).default([]),
+  orgs: z.record(z.string(), orgSchema).default({}),
+  upstreams: z.record(z.string(), upstreamSchema).default({}),
+  routes: z.array(routeSchema).default([]),
+  plugins: z.array(pluginEntrySchema).default([]),
+});
+
+export type GatewayConfig = z.infer<typeof configSchema>;
+export type KeyConfig = GatewayConfig['keys'][number];
+export type UpstreamConfig = z.infer<typeof upstreamSchema>;
+export type RouteConfig = GatewayConfig['routes'][number];
+export type Endpoint = z.infer<typeof endpointSchema>;
+export type Version = z.infer<typeof versionSchema>;
+export type PluginEntry = GatewayConfig['plugins'][number];
+
+/** Problems a schema cannot see: references between sections. */
+export function crossCheck(config: GatewayConfig): string[] {
+  const problems: string[] = [];
+  const seenIds = new Set<string>();
+  const seenDigests = new Set<string>();
+  config.keys.forEach((key, i) => {
+    if (seenIds.has(key.id)) problems.push(`keys[${i}].id: duplicate key id "${key.id}"`);
+    if (seenDigests.has(key.sha256)) problems.push(`keys[${i}].sha256: the same digest is listed twice`);
+    seenIds.add(key.id);
+    seenDigests.add(key.sha256);
+    if (key.org !== undefined && !(key.org in config.orgs)) problems.push(`keys[${i}].org: unknown org "${key.org}"`);
+  });
+  for (const [name, upstream] of Object.entries(config.upstreams)) {
+    if (upstream.format !== 'demo' && upstream.url === undefined) problems.push(`upstreams.${name}.url: required for format ${upstream.format}`);
+  }
+  config.routes.forEach((route, i) => {
+    if (!(route.upstream in config.upstreams)) problems.push(`routes[${i}].upstream: unknown upstream "${route.upstream}"`);
+  });
+  if (config.redis && config.redis.url === undefined && config.redis.nodes === undefined) {
+    problems.push('redis: give either url (one server) or nodes (a cluster)');
+  }
+  if (config.redis?.url !== undefined && config.redis.nodes !== undefined) {
+    problems.push('redis: give url or nodes, not both');
+  }
+  return problems;
+}

@@ -1,0 +1,87 @@
+// The one error type and the one catalogue of reasons. Every error body the
+// gateway writes comes from `errorBody`, so clients see one shape everywhere:
+// {"error":{"message","param","reason","status"}}.
+
+/** Reason → default HTTP status. Tests assert reasons, never message text. */
+export const REASONS = {
+  invalid_json: 400,
+  invalid_request: 400,
+  content_filter: 400,
+  unauthorized: 401,
+  model_not_allowed: 403,
+  not_found: 404,
+  model_not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  upstream_error: 502,
+  limiter_unavailable: 503,
+  shutting_down: 503,
+  upstream_timeout: 504,
+  // A backend's own 4xx keeps the backend's status; 400 is only the default.
+  upstream_rejected: 400,
+  // Never sent: the client is gone. Recorded in logs and metrics as status 499.
+  client_closed: 499,
+} as const;
+
+export type Reason = keyof typeof REASONS;
+
+export interface GatewayErrorOptions {
+  param?: string | null;
+  /** Overrides the catalogue status (only `upstream_rejected` uses this). */
+  status?: number;
+  /** Extra response headers, e.g. Retry-After. */
+  headers?: Record<string, string>;
+  /** Machine-readable facts for plugins (metrics labels); never sent. */
+  details?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class GatewayError extends Error {
+  readonly reason: Reason;
+  readonly status: number;
+  readonly param: string | null;
+  readonly headers?: Record<string, string>;
+  readonly details?: Record<string, string>;
+
+  constructor(reason: Reason, message: string, options: GatewayErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'GatewayError';
+    this.reason = reason;
+    this.status = options.status ?? REASONS[reason];
+    this.param = options.param ?? null;
+    this.headers = options.headers;
+    this.details = options.details;
+  }
+}
+
+export const isGatewayError = (err: unknown): err is GatewayError => err instanceof GatewayError;
+
+/** The spec's error object, serialised. */
+export function errorBody(err: GatewayError): string {
+  return JSON.stringify({
+    error: { message: err.message, param: err.param, reason: err.reason, status: err.status },
+  });
+}
+
+/** Errors thrown by Express's body parser (`err.type`), mapped to the catalogue. */
+export function fromBodyParserError(err: { type?: string; limit?: number; charset?: string; encoding?: string }): GatewayError | undefined {
+  switch (err.type) {
+    case 'entity.parse.failed':
+      return new GatewayError('invalid_json', 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.');
+    case 'entity.too.large':
+      return new GatewayError('payload_too_large', `The request body is larger than the limit of ${err.limit} bytes. Send a smaller body.`);
+    case 'charset.unsupported':
+      return new GatewayError('unsupported_media_type', `Charset "${err.charset}" is not supported. Send the body as UTF-8 JSON.`);
+    case 'encoding.unsupported':
+      return new GatewayError('unsupported_media_type', `Content-Encoding "${err.encoding}" is not supported. Send the body uncompressed.`);
+    case 'request.aborted':
+      return new GatewayError('client_closed', 'The client closed the connection while sending the body.');
+    case 'request.size.invalid':
+      return new GatewayError('invalid_request', 'The request body length does not match its Content-Length header.');
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,45 @@
+// The composition root: built-in plugins, config, runtime, app. server.ts puts
+// it on a socket; tests call it directly with a config of their own.
+import type { Logger } from 'pino';
+import { createApp, type GatewayState } from './app';
+import type { LoadedConfig } from './config/load';
+import { PluginRegistry } from './pipeline/registry';
+import type { PluginDefinition, Services } from './pipeline/contract';
+import { buildRuntime, type Runtime } from './runtime';
+import { builtinPlugins } from '../plugins';
+
+export interface Gateway {
+  state: GatewayState;
+  app: ReturnType<typeof createApp>;
+  registry: PluginRegistry;
+  services: Services;
+  /** Builds a runtime from a new config and swaps it in; the old one closes when its requests are done. */
+  swap(loaded: LoadedConfig): Promise<Runtime>;
+  close(): Promise<void>;
+}
+
+/** Plugins that hold the interface's limits even when the config leaves them out. */
+export const ALWAYS_ON = ['limits'];
+
+export async function createGateway(loaded: LoadedConfig, logger: Logger, extraPlugins: PluginDefinition[] = []): Promise<Gateway> {
+  const registry = new PluginRegistry([...builtinPlugins, ...extraPlugins]);
+  const services: Services = {};
+  const deps = { registry, logger, services, alwaysOn: ALWAYS_ON };
+  const state: GatewayState = { runtime: await buildRuntime(loaded, deps), ready: true, logger };
+  return {
+    state,
+    app: createApp(state),
+    registry,
+    services,
+    async swap(next) {
+      const runtime = await buildRuntime(next, deps);
+      const old = state.runtime;
+      state.runtime = runtime;
+      setTimeout(() => void old.close(), old.config.server.drainSeconds * 1000).unref();
+      return runtime;
+    },
+    async close() {
+      await state.runtime.close();
+    },
+  };
+}

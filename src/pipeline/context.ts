@@ -1,0 +1,76 @@
+// The per-request context every plugin sees, and the one place a request is
+// finished: when the response closes, for any reason, the finish hooks run once.
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+import type { Endpoint, Version } from '../config/schema';
+import type { Principal } from '../auth/keys';
+import type { Route } from '../routing/routes';
+import type { ChatRequest } from '../api/chat-request';
+import type { ImageRequest } from '../api/image-request';
+import { GatewayError } from '../errors';
+import type { Outcome, RequestContext, Timings, Usage } from './contract';
+
+/** The context the gateway attached to a request, if it is an API request. */
+export const contextOf = (req: IncomingMessage): Context | undefined => (req as { sluice?: Context }).sluice;
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export class Context implements RequestContext {
+  readonly id: string;
+  readonly startedAt = performance.now();
+  readonly timings: Timings = {};
+  readonly state = new Map<string, unknown>();
+  principal?: Principal;
+  model?: string;
+  route?: Route;
+  chat?: ChatRequest;
+  image?: ImageRequest;
+  stream = false;
+  usage?: Usage;
+  error?: GatewayError;
+  /** Set by the proxy: the backend request, aborted when the client leaves. */
+  upstreamRequest?: ClientRequest;
+  /** Set by the proxy once an event stream has started. */
+  streaming = false;
+  upstreamTimedOut = false;
+  /** True once the response's fate is decided (sent, or failed once). */
+  settled = false;
+  /** Hands an error to the error middleware (set by the router before forwarding). */
+  fail: (err: unknown) => void = () => undefined;
+  /** True once the response has closed (sent, failed, or the client left). */
+  closed = false;
+
+  constructor(
+    readonly version: Version,
+    readonly endpoint: Endpoint | 'models',
+    req: IncomingMessage,
+    readonly res: ServerResponse,
+  ) {
+    const given = req.headers['x-request-id'];
+    this.id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    res.setHeader('x-request-id', this.id);
+    (req as { sluice?: Context }).sluice = this;
+  }
+
+  setHeader(name: string, value: string): void {
+    if (!this.res.headersSent) this.res.setHeader(name, value);
+  }
+
+  elapsed(): number {
+    return performance.now() - this.startedAt;
+  }
+
+  /** Called once when the response closes; returns undefined on later calls. */
+  finish(): Outcome | undefined {
+    if (this.closed) return undefined;
+    this.closed = true;
+    const aborted = !this.res.writableFinished;
+    if (aborted) {
+      this.upstreamRequest?.destroy();
+      if (this.error === undefined || this.streaming) this.error = new GatewayError('client_closed', 'The client closed the connection.');
+    }
+    const status = this.error === undefined ? this.res.statusCode : this.error.status;
+    return { status, reason: this.error?.reason ?? null, aborted, durationMs: this.elapsed() };
+  }
+}

@@ -1,0 +1,29 @@
+// What a backend format must provide: the body to send, the JSON answer to
+// return, and a per-request stream transformer fed one event at a time.
+import type { Context } from '../../pipeline/context';
+
+export interface StreamTransformer {
+  /** One event's data from the backend; calls `emit` for each payload to send. */
+  push(data: string, emit: (payload: string) => void): void;
+  /** True once the backend's `[DONE]` was seen. */
+  readonly done: boolean;
+}
+
+export interface Format {
+  requestBody(ctx: Context, upstreamModel: string): string;
+  /** The backend's 2xx JSON body → the body for the client; sets ctx.usage. Throws on a bad answer. */
+  respondJson(ctx: Context, text: string, upstream: string): string;
+  streamTransformer(ctx: Context, upstream: string): StreamTransformer;
+}
+
+/** model_params without null values: null means "the model's default". */
+export function withoutNulls(params: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key in params) if (params[key] !== null && params[key] !== undefined) out[key] = params[key];
+  return out;
+}
+
+export const toUnixSeconds = (value: unknown): number =>
+  typeof value === 'number' && Number.isFinite(value) ? Math.trunc(value)
+    : typeof value === 'string' && /^\d+$/.test(value) ? Number(value)
+    : Math.floor(Date.now() / 1000);

@@ -1,0 +1,67 @@
+// format: native — the backend speaks this same interface. The body goes with
+// only the model renamed; the answer's bytes come back untouched. Usage is read
+// from the passing data without changing it.
+import type { Context } from '../../pipeline/context';
+import { badAnswer } from '../status';
+import { estimateUsage, readUsage } from '../usage';
+import type { Format, StreamTransformer } from './format';
+
+function nativeBody(ctx: Context, upstreamModel: string): string {
+  if (ctx.image) {
+    const { model_params } = ctx.image;
+    return JSON.stringify({ model: upstreamModel, prompt: ctx.image.prompt, ...(Object.keys(model_params).length ? { model_params } : {}) });
+  }
+  const chat = ctx.chat!;
+  return JSON.stringify({
+    model: upstreamModel,
+    messages: chat.messages,
+    ...(chat.stream ? { stream: true } : {}),
+    ...(Object.keys(chat.model_params).length ? { model_params: chat.model_params } : {}),
+  });
+}
+
+function respondJson(ctx: Context, text: string, upstream: string): string {
+  let body: any;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw badAnswer(upstream, 'the body is not JSON');
+  }
+  if (ctx.chat) {
+    let chars = 0;
+    if (Array.isArray(body?.choices)) for (const c of body.choices) chars += typeof c?.message?.content === 'string' ? c.message.content.length : 0;
+    ctx.usage = readUsage(body?.usage) ?? estimateUsage(ctx, chars);
+  }
+  return text;
+}
+
+class NativeStream implements StreamTransformer {
+  done = false;
+  private chars = 0;
+
+  constructor(private readonly ctx: Context) {}
+
+  push(data: string, emit: (payload: string) => void): void {
+    if (data === '[DONE]') {
+      this.done = true;
+      this.ctx.usage ??= estimateUsage(this.ctx, this.chars);
+      emit(data);
+      return;
+    }
+    try {
+      const chunk = JSON.parse(data);
+      for (const c of chunk?.choices ?? []) if (typeof c?.delta?.content === 'string') this.chars += c.delta.content.length;
+      const usage = readUsage(chunk?.usage);
+      if (usage) this.ctx.usage = usage;
+    } catch {
+      // Not ours to judge: native data passes through as the backend sent it.
+    }
+    emit(data);
+  }
+}
+
+export const nativeFormat: Format = {
+  requestBody: nativeBody,
+  respondJson,
+  streamTransformer: (ctx) => new NativeStream(ctx),
+};

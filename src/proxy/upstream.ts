@@ -1,0 +1,97 @@
+// One upstream = one http-proxy-middleware instance with its own keep-alive
+// agent, built when the config loads. Per request the proxy is handed an
+// outgoing request object carrying exactly the headers and body the backend
+// may see: the configured upstream headers, content type and length, accept,
+// and x-request-id. The client's Authorization, cookies and hop-by-hop
+// headers never reach a backend, because they are never copied.
+import { Agent as HttpAgent, type IncomingMessage, type ServerResponse, type ClientRequest } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { Readable } from 'node:stream';
+import type { Socket } from 'node:net';
+import { createProxyMiddleware, type RequestHandler } from 'http-proxy-middleware';
+import type { UpstreamConfig } from '../config/schema';
+import type { Context } from '../pipeline/context';
+import type { Format } from './formats/format';
+import { nativeFormat } from './formats/native';
+import { openaiFormat } from './formats/openai';
+import { fromSocketError } from './status';
+
+/** What http-proxy reads from a request: the stream to send plus a few fields. */
+export interface OutgoingRequest extends Readable {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  socket: Socket;
+  sluice: Context;
+}
+
+const contextOfOutgoing = (out: IncomingMessage): Context => (out as unknown as OutgoingRequest).sluice;
+
+export interface ResponseHandler {
+  onResponse(ctx: Context, proxyRes: IncomingMessage, res: ServerResponse): void;
+  onError(ctx: Context, err: unknown): void;
+}
+
+export interface Upstream {
+  name: string;
+  format: Format;
+  forward(ctx: Context, req: IncomingMessage, res: ServerResponse, path: string, body: string): void;
+  close(): void;
+}
+
+export function createUpstream(name: string, config: UpstreamConfig & { url: string }, handler: ResponseHandler): Upstream {
+  const secure = config.url.startsWith('https:');
+  const agentOptions = { keepAlive: true, maxSockets: config.maxSockets, maxFreeSockets: Math.min(config.maxSockets, 256), scheduling: 'lifo' as const };
+  const agent = secure ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
+  const headers = Object.fromEntries(Object.entries(config.headers).map(([k, v]) => [k.toLowerCase(), v]));
+
+  const proxy: RequestHandler = createProxyMiddleware({
+    target: config.url,
+    changeOrigin: true,
+    agent,
+    headers,
+    selfHandleResponse: true,
+    ejectPlugins: true,
+    plugins: [(proxyServer) => {
+      proxyServer.on('proxyReq', (proxyReq: ClientRequest, out: IncomingMessage) => {
+        const ctx = contextOfOutgoing(out);
+        ctx.upstreamRequest = proxyReq;
+        if (ctx.res.destroyed) proxyReq.destroy();
+        proxyReq.setTimeout(config.timeoutMs, () => {
+          ctx.upstreamTimedOut = true;
+          proxyReq.destroy();
+        });
+      });
+      proxyServer.on('proxyRes', (proxyRes: IncomingMessage, out: IncomingMessage, res: ServerResponse) => {
+        handler.onResponse(contextOfOutgoing(out), proxyRes, res);
+      });
+      proxyServer.on('error', (err: Error, out: IncomingMessage) => {
+        const ctx = contextOfOutgoing(out);
+        handler.onError(ctx, fromSocketError(err, ctx.upstreamTimedOut, name, ctx.streaming));
+      });
+      // The client left while the backend was still talking: the context already knows.
+      proxyServer.on('econnreset', () => undefined);
+    }],
+  });
+
+  return {
+    name,
+    format: config.format === 'openai' ? openaiFormat : nativeFormat,
+    forward(ctx, req, res, path, body) {
+      const payload = Buffer.from(body);
+      const out = Readable.from([payload], { objectMode: false }) as OutgoingRequest;
+      out.method = 'POST';
+      out.url = path;
+      out.socket = req.socket;
+      out.sluice = ctx;
+      out.headers = {
+        'content-type': 'application/json',
+        'content-length': String(payload.length),
+        accept: ctx.stream ? 'text/event-stream' : 'application/json',
+        'x-request-id': ctx.id,
+      };
+      void proxy(out as unknown as IncomingMessage, res, (err?: unknown) => handler.onError(ctx, err));
+    },
+    close: () => agent.destroy(),
+  };
+}

@@ -1,0 +1,64 @@
+// Maps (model, endpoint, version) to an upstream: first matching route wins.
+// Globs compile once at load; resolved answers are cached per config, bounded.
+import type { Endpoint, RouteConfig, Version } from '../config/schema';
+import { compileGlob, isGlob, type Matcher } from '../auth/glob';
+
+export interface Route {
+  index: number;
+  upstream: string;
+  /** The model name sent upstream; undefined keeps the client's id. */
+  upstreamModel?: string;
+}
+
+export interface ListedModel {
+  id: string;
+  endpoints: Endpoint[];
+}
+
+export interface RouteTable {
+  resolve(model: string, endpoint: Endpoint, version: Version): Route | undefined;
+  /** Exact model ids reachable on this version, with the endpoints each serves. */
+  listed(version: Version): readonly ListedModel[];
+}
+
+interface CompiledRoute extends Route {
+  matches: Matcher;
+  endpoints: ReadonlySet<Endpoint>;
+  versions: ReadonlySet<Version>;
+}
+
+const CACHE_LIMIT = 4096;
+const ENDPOINTS: readonly Endpoint[] = ['chat', 'images'];
+
+export function compileRoutes(routes: readonly RouteConfig[], problems: string[] = []): RouteTable {
+  const compiled: CompiledRoute[] = routes.map((r, index) => ({
+    index,
+    upstream: r.upstream,
+    upstreamModel: r.upstreamModel,
+    matches: compileGlob(r.model),
+    endpoints: new Set(r.endpoints),
+    versions: new Set(r.versions),
+  }));
+  routes.forEach((r, i) => r.advertise?.forEach((id, j) => {
+    if (isGlob(id) || !compiled[i].matches(id)) problems.push(`routes[${i}].advertise[${j}]: "${id}" is not an exact model id matched by "${r.model}"`);
+  }));
+
+  const cache = new Map<string, Route | null>();
+  const resolve = (model: string, endpoint: Endpoint, version: Version): Route | undefined => {
+    const cacheKey = `${version}\u0000${endpoint}\u0000${model}`;
+    const hit = cache.get(cacheKey);
+    if (hit !== undefined) return hit ?? undefined;
+    const found = compiled.find((r) => r.versions.has(version) && r.endpoints.has(endpoint) && r.matches(model));
+    if (cache.size < CACHE_LIMIT) cache.set(cacheKey, found ?? null);
+    return found;
+  };
+
+  const candidates = [...new Set(routes.flatMap((r) => (isGlob(r.model) ? r.advertise ?? [] : [r.model])))];
+  const listing = new Map<Version, ListedModel[]>();
+  for (const version of ['v1', 'v2'] as const) {
+    listing.set(version, candidates
+      .map((id) => ({ id, endpoints: ENDPOINTS.filter((e) => resolve(id, e, version) !== undefined) }))
+      .filter((m) => m.endpoints.length > 0));
+  }
+  return { resolve, listed: (version) => listing.get(version) ?? [] };
+}

@@ -1,0 +1,89 @@
+// Everything a config compiles into: key index, route table, plugin pipeline,
+// upstream proxies, body parser. Built whole before it serves a request; a
+// request keeps the runtime it started with, so a reload never changes the
+// rules under a request in flight.
+import { dirname } from 'node:path';
+import express, { type RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import type { GatewayConfig, PluginEntry } from './config/schema';
+import { ConfigError, type LoadedConfig } from './config/load';
+import { buildKeyIndex, type KeyIndex } from './auth/keys';
+import { compileRoutes, type RouteTable } from './routing/routes';
+import { createPipeline, type Pipeline, type PluginRegistry } from './pipeline/registry';
+import type { Services } from './pipeline/contract';
+import { createUpstream, type Upstream } from './proxy/upstream';
+import { createResponseHandler } from './proxy/respond';
+import { nativeFormat } from './proxy/formats/native';
+import { startDemoBackend, type DemoBackend } from './demo/backend';
+
+export interface Runtime {
+  readonly config: GatewayConfig;
+  readonly file: string;
+  readonly keys: KeyIndex;
+  readonly routes: RouteTable;
+  readonly pipeline: Pipeline;
+  readonly upstreams: ReadonlyMap<string, Upstream>;
+  readonly parseJson: RequestHandler;
+  /** Closes what this runtime owns once its requests are done. */
+  close(): Promise<void>;
+}
+
+export interface RuntimeDeps {
+  registry: PluginRegistry;
+  logger: Logger;
+  services: Services;
+  /** Plugins that run even when the config does not list them (added with defaults). */
+  alwaysOn?: readonly string[];
+}
+
+// Demo backends live as long as the process: image URLs they handed out stay valid across reloads.
+const demoBackends = new Map<string, Promise<DemoBackend>>();
+
+function demoBackendFor(url: string | undefined): Promise<DemoBackend> {
+  const key = url ?? 'ephemeral';
+  let started = demoBackends.get(key);
+  if (!started) {
+    const parsed = url ? new URL(url) : undefined;
+    started = startDemoBackend(parsed?.hostname.replace(/^\[|\]$/g, '') ?? '127.0.0.1', parsed ? Number(parsed.port || 80) : 0);
+    demoBackends.set(key, started);
+  }
+  return started;
+}
+
+export async function closeDemoBackends(): Promise<void> {
+  const all = [...demoBackends.values()];
+  demoBackends.clear();
+  await Promise.all(all.map(async (d) => (await d).close()));
+}
+
+export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Promise<Runtime> {
+  const { config, file } = loaded;
+  const problems: string[] = [];
+  const routes = compileRoutes(config.routes, problems);
+  const entries: PluginEntry[] = [...config.plugins];
+  for (const name of deps.alwaysOn ?? []) if (!entries.some((e) => e.name === name)) entries.push({ name });
+  const resolved = deps.registry.resolveEntries(entries, dirname(file), problems);
+  if (problems.length > 0) throw new ConfigError(file, problems);
+
+  const pipeline = await createPipeline(resolved, { config, logger: deps.logger, services: deps.services });
+  const upstreams = new Map<string, Upstream>();
+  const handler = createResponseHandler(pipeline, (name) => upstreams.get(name)?.format ?? nativeFormat, deps.logger);
+  for (const [name, upstream] of Object.entries(config.upstreams)) {
+    const url = upstream.format === 'demo' ? (await demoBackendFor(upstream.url)).url : upstream.url!;
+    upstreams.set(name, createUpstream(name, { ...upstream, format: upstream.format === 'demo' ? 'native' : upstream.format, url }, handler));
+  }
+
+  return {
+    config,
+    file,
+    keys: buildKeyIndex(config.keys),
+    routes,
+    pipeline,
+    upstreams,
+    parseJson: express.json({ limit: config.server.bodyLimit, strict: true }),
+    async close() {
+      for (const upstream of upstreams.values()) upstream.close();
+      await Promise.allSettled(pipeline.close.map((c) => c()));
+    },
+  };
+}

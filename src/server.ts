@@ -1,0 +1,72 @@
+// The process: load the config, build the gateway, listen, and shut down
+// cleanly on SIGTERM/SIGINT (stop taking connections, let requests finish).
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ConfigError, defaultConfigPath, loadConfigFile } from './config/load';
+import { createLogger, type Logger } from './log';
+import { createGateway, type Gateway } from './gateway';
+import { closeDemoBackends } from './runtime';
+
+export interface RunningGateway {
+  gateway: Gateway;
+  server: Server;
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startGateway(file = defaultConfigPath(), logger: Logger = createLogger()): Promise<RunningGateway> {
+  const loaded = loadConfigFile(file);
+  const gateway = await createGateway(loaded, logger);
+  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: 60_000 }, gateway.app);
+  const { host, port } = loaded.config.server;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const url = `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
+  logger.info({ url, config: loaded.file }, 'listening');
+
+  const stop = async (): Promise<void> => {
+    gateway.state.ready = false;
+    const drainMs = gateway.state.runtime.config.server.drainSeconds * 1000;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const deadline = new Promise<void>((resolve) => setTimeout(resolve, drainMs).unref());
+    await Promise.race([closed, deadline]);
+    server.closeAllConnections();
+    await gateway.close();
+    await closeDemoBackends();
+  };
+  return { gateway, server, url, stop };
+}
+
+async function main(): Promise<void> {
+  const logger = createLogger();
+  let running: RunningGateway;
+  try {
+    running = await startGateway(defaultConfigPath(), logger);
+  } catch (err) {
+    const message = err instanceof ConfigError ? err.message : `cannot start: ${(err as Error).message}`;
+    process.stderr.write(`sluice: ${message}\n`);
+    process.exit(1);
+  }
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'draining');
+    running.stop().then(() => {
+      logger.info('stopped');
+      logger.flush();
+      setTimeout(() => process.exit(0), 50).unref();
+    }, (err: Error) => {
+      process.stderr.write(`sluice: shutdown failed: ${err.message}\n`);
+      process.exit(1);
+    });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+if (require.main === module) void main();
