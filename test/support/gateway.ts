@@ -1,0 +1,43 @@
+// Starts the real gateway app on a real socket (port 0) from an inline config.
+import { createServer, type Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { validateConfig } from '../../src/config/load';
+import { createGateway, type Gateway } from '../../src/gateway';
+import { hashKey } from '../../src/auth/keys';
+import type { PluginDefinition } from '../../src/pipeline/contract';
+
+export interface TestGateway {
+  url: string;
+  server: Server;
+  gateway: Gateway;
+  close(): Promise<void>;
+}
+
+/** A fresh random key and the config entry that accepts it. */
+export function makeKey(id: string, extra: Record<string, unknown> = {}): { key: string; entry: Record<string, unknown> } {
+  const key = `sk-test-${randomBytes(16).toString('hex')}`;
+  return { key, entry: { id, sha256: hashKey(key), ...extra } };
+}
+
+export const silentLogger = () => pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+export async function startGateway(config: Record<string, unknown>, opts: { file?: string; plugins?: PluginDefinition[] } = {}): Promise<TestGateway> {
+  const file = opts.file ?? `${process.cwd()}/test/inline.yaml`;
+  const validated = validateConfig({ server: { port: 0 }, ...config }, file, { ...process.env, PORT: '' });
+  const gateway = await createGateway({ config: validated, file }, silentLogger(), opts.plugins ?? []);
+  const server = createServer(gateway.app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    server,
+    gateway,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await gateway.close();
+    },
+  };
+}
