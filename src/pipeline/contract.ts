@@ -13,6 +13,7 @@
 //     create: ({ max }) => ({ onRequest(ctx) { if ((ctx.chat?.messages.length ?? 0) > max) throw new GatewayError(...) } }),
 //   };
 import type { z } from 'zod';
+import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { Principal } from '../auth/keys';
 import type { Endpoint, GatewayConfig, Version } from '../config/schema';
@@ -85,8 +86,14 @@ export interface PluginHooks {
   close?(): Awaitable<void>;
 }
 
-/** Process-wide services that outlive a config reload (metrics, Redis). */
+/**
+ * Process-wide services that outlive a config reload. The composition root
+ * (src/gateway.ts) creates them; plugins use what is there and must register
+ * each Prometheus metric only once per registry (reloads create plugins anew).
+ */
 export interface Services {
+  /** Prometheus registry served on the metrics listener. */
+  metrics?: Registry;
   [name: string]: unknown;
 }
 
