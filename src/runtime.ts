@@ -56,14 +56,23 @@ export async function closeDemoBackends(): Promise<void> {
   await Promise.all(all.map(async (d) => (await d).close()));
 }
 
+/**
+ * The checks that need more than the schema: route advertise lists and each
+ * plugin's own settings. Starts nothing, so `sluice config check` uses it too.
+ */
+export function checkRuntimeConfig(loaded: LoadedConfig, deps: Pick<RuntimeDeps, 'registry' | 'alwaysOn'>) {
+  const problems: string[] = [];
+  const routes = compileRoutes(loaded.config.routes, problems);
+  const entries: PluginEntry[] = [...loaded.config.plugins];
+  for (const name of deps.alwaysOn ?? []) if (!entries.some((e) => e.name === name)) entries.push({ name });
+  const resolved = deps.registry.resolveEntries(entries, dirname(loaded.file), problems);
+  if (problems.length > 0) throw new ConfigError(loaded.file, problems);
+  return { routes, resolved };
+}
+
 export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Promise<Runtime> {
   const { config, file } = loaded;
-  const problems: string[] = [];
-  const routes = compileRoutes(config.routes, problems);
-  const entries: PluginEntry[] = [...config.plugins];
-  for (const name of deps.alwaysOn ?? []) if (!entries.some((e) => e.name === name)) entries.push({ name });
-  const resolved = deps.registry.resolveEntries(entries, dirname(file), problems);
-  if (problems.length > 0) throw new ConfigError(file, problems);
+  const { routes, resolved } = checkRuntimeConfig(loaded, deps);
 
   const pipeline = await createPipeline(resolved, { config, logger: deps.logger, services: deps.services });
   const upstreams = new Map<string, Upstream>();

@@ -41,7 +41,7 @@ export async function startGateway(file = defaultConfigPath(), logger: Logger = 
   return { gateway, server, url, stop };
 }
 
-async function main(): Promise<void> {
+export async function main(): Promise<void> {
   const logger = createLogger();
   let running: RunningGateway;
   try {
