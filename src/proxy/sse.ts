@@ -4,16 +4,22 @@
 
 export class SseParser {
   private buffer = '';
+  /** The last chunk ended in CR: an LF opening the next chunk belongs to it. */
+  private skipLf = false;
 
   constructor(private readonly onData: (data: string) => void) {}
 
   push(chunk: string): void {
+    if (chunk === '') return;
+    if (this.skipLf) {
+      this.skipLf = false;
+      if (chunk.charCodeAt(0) === 10) chunk = chunk.slice(1);
+    }
     let text = this.buffer.length > 0 ? this.buffer + chunk : chunk;
     if (text.includes('\r')) {
-      // Keep a trailing CR: its LF may be the first byte of the next chunk.
-      const tail = text.endsWith('\r') ? '\r' : '';
-      text = (tail ? text.slice(0, -1) : text).replace(/\r\n?/g, '\n');
-      if (tail) { this.emitComplete(text); this.buffer += tail; return; }
+      // A trailing CR ends its line now (a CR-only stream's last event must not wait).
+      this.skipLf = text.endsWith('\r');
+      text = text.replace(/\r\n?/g, '\n');
     }
     this.emitComplete(text);
   }
