@@ -8,6 +8,7 @@
 //   trunc-*     streams two events, then ends without [DONE]
 //   status-NNN  answers HTTP NNN with an error body
 //   garbage-*   answers 200 with a body that is not JSON
+//   reset-*     destroys the connection before any answer
 // SSE answers send `events` content events `gapMs` apart; every event's send
 // time is recorded so tests can compare it with arrival at the client.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -34,6 +35,10 @@ export interface Backend {
   requests: RecordedRequest[];
   /** performance.now()-style wall times (Date.now()) at which each SSE event left, per request. */
   sentAt: number[][];
+  /** Event data strings sent per SSE request, parallel to `sentAt`. */
+  sentData: string[][];
+  /** Exact body text of each JSON answer, in order. */
+  replies: string[];
   /** Requests whose connection the gateway closed before the answer ended. */
   aborted: number;
   options: BackendOptions;
@@ -42,14 +47,15 @@ export interface Backend {
 
 const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa'];
 
-function send(res: ServerResponse, status: number, body: unknown): void {
+function send(res: ServerResponse, status: number, body: unknown, replies?: string[]): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
+  replies?.push(text);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }
 
 export async function startBackend(options: BackendOptions): Promise<Backend> {
-  const backend: Backend = { url: '', base: '', requests: [], sentAt: [], aborted: 0, options, close: async () => undefined };
+  const backend: Backend = { url: '', base: '', requests: [], sentAt: [], sentData: [], replies: [], aborted: 0, options, close: async () => undefined };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -76,8 +82,9 @@ async function handle(backend: Backend, req: IncomingMessage, res: ServerRespons
   let closed = false;
   res.on('close', () => { if (!res.writableFinished) { closed = true; backend.aborted++; } });
   const status = /^status-(\d{3})/.exec(model);
-  if (status) return send(res, Number(status[1]), { error: { message: `backend says no (${status[1]})`, param: 'temperature', type: 'invalid_request_error' } });
-  if (model.startsWith('garbage-')) return send(res, 200, '<html>not json</html>');
+  if (status) return send(res, Number(status[1]), { error: { message: `backend says no (${status[1]})`, param: 'temperature', type: 'invalid_request_error' } }, backend.replies);
+  if (model.startsWith('garbage-')) return send(res, 200, '<html>not json</html>', backend.replies);
+  if (model.startsWith('reset-')) return void res.socket?.destroy();
   if (model.startsWith('slow-')) await sleep(slowMs);
   if (closed) return;
   const withUsage = !model.startsWith('nousage-');
@@ -89,7 +96,7 @@ async function handle(backend: Backend, req: IncomingMessage, res: ServerRespons
 
   if (req.url?.endsWith('/images/generations')) {
     const data = indexes.map((i) => ({ url: `https://images.example/${i}.png` }));
-    return send(res, 200, format === 'native' ? { id: 'img-native', created, data } : { created, data });
+    return send(res, 200, format === 'native' ? { id: 'img-native', created, data } : { created, data }, backend.replies);
   }
   const stream = body.stream === true;
   if (!stream) {
@@ -98,14 +105,16 @@ async function handle(backend: Backend, req: IncomingMessage, res: ServerRespons
       id: 'chatcmpl-backend', object: 'chat.completion', created, model, system_fingerprint: 'fp_x',
       choices: indexes.map((index) => ({ index, message: { role: 'assistant', content }, finish_reason: 'stop', logprobs: null })),
       ...(withUsage ? { usage } : {}),
-    });
+    }, backend.replies);
   }
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   res.flushHeaders();
   const times: number[] = [];
+  const sentData: string[] = [];
   backend.sentAt.push(times);
+  backend.sentData.push(sentData);
   const base = { id: 'chatcmpl-stream', object: 'chat.completion.chunk', created, model };
-  const write = (data: string) => { times.push(Date.now()); res.write(`data: ${data}\n\n`); };
+  const write = (data: string) => { times.push(Date.now()); sentData.push(data); res.write(`data: ${data}\n\n`); };
   const includeUsage = format === 'openai' ? body.stream_options?.include_usage === true : true;
   for (let i = 0; i < events; i++) {
     if (closed) return;
