@@ -90,7 +90,8 @@ function svg(res: ServerResponse, name: string, size: string | null): void {
   res.end(text);
 }
 
-export function startDemoBackend(host = '127.0.0.1', port = 0): Promise<DemoBackend> {
+/** `publicUrl` is the address image URLs are given under (default: the listen address). */
+export function startDemoBackend(host = '127.0.0.1', port = 0, publicUrl?: string): Promise<DemoBackend> {
   let baseUrl = '';
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://demo');
@@ -104,8 +105,9 @@ export function startDemoBackend(host = '127.0.0.1', port = 0): Promise<DemoBack
     server.once('error', reject);
     server.listen(port, host, () => {
       const addr = server.address() as AddressInfo;
-      baseUrl = `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`;
-      resolve({ url: `${baseUrl}/v1`, server, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) });
+      const listenUrl = `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`;
+      baseUrl = publicUrl?.replace(/\/$/, '') ?? listenUrl;
+      resolve({ url: `${listenUrl}/v1`, server, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) });
     });
   });
 }
