@@ -17,6 +17,8 @@ export interface GatewayState {
   /** False while starting and once draining: /readyz answers 503. */
   ready: boolean;
   logger: Logger;
+  /** API requests in flight, so a drain can end the streams still open at its deadline. */
+  active: Set<Context>;
 }
 
 const VERSIONS: readonly Version[] = ['v1', 'v2'];
@@ -26,11 +28,17 @@ function begin(state: GatewayState, version: Version, endpoint: Endpoint | 'mode
     const runtime = state.runtime;
     const ctx = new Context(version, endpoint, req, res);
     (req as ApiRequest).runtime = runtime;
+    if (!state.ready) res.setHeader('connection', 'close');
+    runtime.hold();
+    state.active.add(ctx);
     res.once('close', () => {
+      state.active.delete(ctx);
       const outcome = ctx.finish();
-      if (outcome === undefined) return;
-      runFinishHooks(runtime.pipeline, ctx, outcome, state.logger);
-      logAccess(state.logger, ctx, outcome);
+      if (outcome !== undefined) {
+        runFinishHooks(runtime.pipeline, ctx, outcome, state.logger);
+        logAccess(state.logger, ctx, outcome);
+      }
+      runtime.release();
     });
     next();
   };

@@ -24,7 +24,13 @@ export interface Runtime {
   readonly pipeline: Pipeline;
   readonly upstreams: ReadonlyMap<string, Upstream>;
   readonly parseJson: RequestHandler;
-  /** Closes what this runtime owns once its requests are done. */
+  /** Counts a request that runs under this runtime. */
+  hold(): void;
+  /** Its request is done; a retired runtime closes after its last one. */
+  release(): void;
+  /** No new requests will come: close once the ones in flight are done. */
+  retire(): Promise<void>;
+  /** Closes what this runtime owns now. */
   close(): Promise<void>;
 }
 
@@ -82,6 +88,13 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     upstreams.set(name, createUpstream(name, { ...upstream, format: upstream.format === 'demo' ? 'native' : upstream.format, url }, handler));
   }
 
+  let inflight = 0;
+  let retired: (() => void) | undefined;
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => (closing ??= (async () => {
+    for (const upstream of upstreams.values()) upstream.close();
+    await Promise.allSettled(pipeline.close.map((c) => c()));
+  })());
   return {
     config,
     file,
@@ -90,9 +103,12 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     pipeline,
     upstreams,
     parseJson: express.json({ limit: config.server.bodyLimit, strict: true }),
-    async close() {
-      for (const upstream of upstreams.values()) upstream.close();
-      await Promise.allSettled(pipeline.close.map((c) => c()));
-    },
+    hold: () => { inflight++; },
+    release: () => { if (--inflight === 0) retired?.(); },
+    retire: () => new Promise<void>((resolve) => {
+      retired = () => void close().then(resolve);
+      if (inflight === 0) retired();
+    }),
+    close,
   };
 }

@@ -38,6 +38,8 @@ export class Context implements RequestContext {
   settled = false;
   /** Hands an error to the error middleware (set by the router before forwarding). */
   fail: (err: unknown) => void = () => undefined;
+  /** Ends a forwarded request with an error now: an error event mid-stream, else an error response (set by the proxy). */
+  interrupt?: (err: GatewayError) => void;
   /** True once the response has closed (sent, failed, or the client left). */
   closed = false;
 

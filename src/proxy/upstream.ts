@@ -84,6 +84,7 @@ export function createUpstream(name: string, config: UpstreamConfig & { url: str
       out.url = path;
       out.socket = req.socket;
       out.sluice = ctx;
+      ctx.interrupt = (err) => handler.onError(ctx, err);
       out.headers = {
         'content-type': 'application/json',
         'content-length': String(payload.length),
