@@ -1,0 +1,112 @@
+import { parseChatRequest, OPENAI_CHAT_NAMES } from '../../src/api/chat-request';
+import { rejection } from '../support/rejection';
+
+const user = { role: 'user', content: 'hi' };
+const valid = { model: 'chat-a', messages: [user] };
+
+const paramOf = (body: unknown) => rejection(parseChatRequest, body).param;
+
+describe('parseChatRequest', () => {
+  it('accepts the minimal body and fills the defaults', () => {
+    expect(parseChatRequest(valid)).toEqual({ model: 'chat-a', messages: [user], stream: false, model_params: {} });
+  });
+
+  it('accepts every role and an empty content string', () => {
+    const messages = [{ role: 'system', content: 's' }, { role: 'user', content: '' }, { role: 'assistant', content: 'a' }];
+    expect(parseChatRequest({ model: 'm', messages }).messages).toEqual(messages);
+  });
+
+  it.each([
+    ['missing', {}, 'model'],
+    ['empty', { model: '' }, 'model'],
+    ['a number', { model: 5 }, 'model'],
+    ['null', { model: null }, 'model'],
+  ])('rejects a model that is %s', (_what, patch, param) => {
+    expect(paramOf({ ...valid, model: undefined, ...patch })).toBe(param);
+  });
+
+  it.each([
+    ['missing', undefined],
+    ['empty', []],
+    ['an object', { role: 'user', content: 'x' }],
+    ['a string', 'hello'],
+  ])('rejects messages that is %s', (_what, messages) => {
+    expect(paramOf({ model: 'm', messages })).toBe('messages');
+  });
+
+  it('names the exact message and field at fault', () => {
+    expect(paramOf({ model: 'm', messages: [user, user, { role: 'tool', content: 'x' }] })).toBe('messages[2].role');
+    expect(paramOf({ model: 'm', messages: [user, { content: 'x' }] })).toBe('messages[1].role');
+    expect(paramOf({ model: 'm', messages: [{ role: 'user' }] })).toBe('messages[0].content');
+    expect(paramOf({ model: 'm', messages: [{ role: 'user', content: null }] })).toBe('messages[0].content');
+    expect(paramOf({ model: 'm', messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }] }] })).toBe('messages[0].content');
+    expect(paramOf({ model: 'm', messages: ['hi'] })).toBe('messages[0]');
+    expect(paramOf({ model: 'm', messages: [{ role: 'user', content: 'x', name: 'bob' }] })).toBe('messages[0].name');
+  });
+
+  it('says which values role may take', () => {
+    expect(rejection(parseChatRequest, { model: 'm', messages: [{ role: 'tool', content: 'x' }] }).message).toMatch(/system.*user.*assistant/);
+  });
+
+  it('takes stream as a boolean or null, null meaning off', () => {
+    expect(parseChatRequest({ ...valid, stream: true }).stream).toBe(true);
+    expect(parseChatRequest({ ...valid, stream: false }).stream).toBe(false);
+    expect(parseChatRequest({ ...valid, stream: null }).stream).toBe(false);
+    for (const stream of ['true', 1, {}]) expect(paramOf({ ...valid, stream })).toBe('stream');
+  });
+
+  it('takes model_params as an object or null', () => {
+    expect(parseChatRequest({ ...valid, model_params: null }).model_params).toEqual({});
+    expect(parseChatRequest({ ...valid, model_params: {} }).model_params).toEqual({});
+    for (const model_params of [[], 'x', 3]) expect(paramOf({ ...valid, model_params })).toBe('model_params');
+  });
+
+  it('takes temperature and top_p as numbers or null', () => {
+    expect(parseChatRequest({ ...valid, model_params: { temperature: 0.2, top_p: null } }).model_params).toEqual({ temperature: 0.2, top_p: null });
+    expect(paramOf({ ...valid, model_params: { temperature: 'hot' } })).toBe('model_params.temperature');
+    expect(paramOf({ ...valid, model_params: { top_p: '0.9' } })).toBe('model_params.top_p');
+    expect(paramOf({ ...valid, model_params: { top_p: true } })).toBe('model_params.top_p');
+  });
+
+  it('passes any other model_params key through untouched', () => {
+    const model_params = { repetition_penalty: 1.1, guided_json: { type: 'object' }, max_tokens: 'backend decides', stop: 7 };
+    expect(parseChatRequest({ ...valid, model_params }).model_params).toEqual(model_params);
+  });
+
+  it('folds the OpenAI top-level sampling names into model_params', () => {
+    const top = { temperature: 0.5, top_p: 0.9, max_tokens: 64, stop: ['\n'], n: 2, seed: 7, presence_penalty: 0.1, frequency_penalty: 0.2, user: 'u-1' };
+    expect(Object.keys(top).sort()).toEqual([...OPENAI_CHAT_NAMES].sort());
+    const parsed = parseChatRequest({ ...valid, ...top, model_params: { custom: true } });
+    expect(parsed.model_params).toEqual({ custom: true, ...top });
+    expect(parsed).not.toHaveProperty('temperature');
+  });
+
+  it('accepts the same key in both places when the values agree', () => {
+    expect(parseChatRequest({ ...valid, temperature: 0.3, stop: ['x'], model_params: { temperature: 0.3, stop: ['x'] } }).model_params).toEqual({ temperature: 0.3, stop: ['x'] });
+  });
+
+  it('rejects the same key in both places with different values, naming it', () => {
+    expect(paramOf({ ...valid, temperature: 0.3, model_params: { temperature: 0.4 } })).toBe('temperature');
+    expect(paramOf({ ...valid, max_tokens: 10, model_params: { max_tokens: 20 } })).toBe('max_tokens');
+    expect(paramOf({ ...valid, stop: ['a'], model_params: { stop: ['b'] } })).toBe('stop');
+  });
+
+  it('checks the types of the folded OpenAI names', () => {
+    expect(paramOf({ ...valid, max_tokens: 1.5 })).toBe('max_tokens');
+    expect(paramOf({ ...valid, stop: 4 })).toBe('stop');
+    expect(paramOf({ ...valid, seed: 'x' })).toBe('seed');
+    expect(paramOf({ ...valid, user: 1 })).toBe('user');
+    expect(paramOf({ ...valid, n: '2' })).toBe('n');
+  });
+
+  it('rejects any other unknown top-level field, naming it', () => {
+    const e = rejection(parseChatRequest, { ...valid, tools: [] });
+    expect(e.param).toBe('tools');
+    expect(e.message).toContain('tools');
+    expect(paramOf({ ...valid, logprobs: true })).toBe('logprobs');
+  });
+
+  it('rejects a body that is not an object', () => {
+    for (const body of [[], 'x', 1, null]) expect(rejection(parseChatRequest, body).param).toBeNull();
+  });
+});

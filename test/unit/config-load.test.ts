@@ -1,0 +1,173 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, defaultConfigPath, loadConfigFile, parseConfigText, validateConfig } from '../../src/config/load';
+import { interpolateEnv } from '../../src/config/interpolate';
+
+const DIGEST = 'a'.repeat(64);
+
+const VALID = `
+server: { host: 127.0.0.1, port: 8080, bodyLimit: 1mb }
+keys:
+  - { id: ci-bot, sha256: "${DIGEST}", org: acme, models: ["chat-*"] }
+orgs:
+  acme: {}
+upstreams:
+  vllm: { url: "\${VLLM_URL:-http://127.0.0.1:8000/v1}", format: openai, headers: { authorization: "Bearer \${VLLM_KEY}" }, timeoutMs: 60000 }
+routes:
+  - { model: "chat-*", upstream: vllm, upstreamModel: "Qwen/Qwen2.5-7B-Instruct", endpoints: [chat], versions: [v1, v2] }
+plugins:
+  - { name: content-filter, terms: ["forbidden phrase"] }
+`;
+
+/** The problems a ConfigError lists, or a failure if nothing was thrown. */
+function problemsOf(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).problems;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('interpolateEnv', () => {
+  it('replaces ${VAR} and ${VAR:-default} inside any string value, at any depth', () => {
+    const problems: string[] = [];
+    const out = interpolateEnv({ a: 'x-${A}-y', list: ['${B:-dflt}', 3, true, null] }, { A: 'one' }, problems);
+    expect(out).toEqual({ a: 'x-one-y', list: ['dflt', 3, true, null] });
+    expect(problems).toEqual([]);
+  });
+
+  it('prefers the environment over the default, and allows an empty default', () => {
+    const problems: string[] = [];
+    expect(interpolateEnv('${A:-no}|${B:-}', { A: 'yes' }, problems)).toBe('yes|');
+    expect(problems).toEqual([]);
+  });
+
+  it('reports each missing variable without a default with the path of its value', () => {
+    const problems: string[] = [];
+    interpolateEnv({ upstreams: { vllm: { headers: { authorization: 'Bearer ${VLLM_KEY}' } } }, routes: [{ model: '${M}' }] }, {}, problems);
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(/^upstreams\.vllm\.headers\.authorization: .*VLLM_KEY/);
+    expect(problems[1]).toMatch(/^routes\[0\]\.model: .*\bM\b/);
+  });
+
+  it('does not read variables from keys or expand text that is not a placeholder', () => {
+    const problems: string[] = [];
+    expect(interpolateEnv({ '${A}': '$A and {A} and $${A}' }, { A: 'x' }, problems)).toEqual({ '${A}': '$A and {A} and $x' });
+  });
+});
+
+describe('parseConfigText / validateConfig', () => {
+  it('accepts the issue\'s example and fills the defaults', () => {
+    const config = parseConfigText(VALID, '(inline)', { VLLM_KEY: 'k' });
+    expect(config.upstreams.vllm).toMatchObject({ url: 'http://127.0.0.1:8000/v1', headers: { authorization: 'Bearer k' }, format: 'openai', timeoutMs: 60000 });
+    expect(config.keys[0].sha256).toBe(DIGEST);
+    expect(config.server).toMatchObject({ host: '127.0.0.1', port: 8080, bodyLimit: '1mb' });
+    const route = parseConfigText('upstreams: { u: { url: "http://h/v1" } }\nroutes: [{ model: m, upstream: u }]', '(inline)', {}).routes[0];
+    expect(route.endpoints).toEqual(['chat', 'images']);
+    expect(route.versions).toEqual(['v1', 'v2']);
+    expect(route.upstreamModel).toBeUndefined();
+  });
+
+  it('stops on a missing variable and names its path', () => {
+    const problems = problemsOf(() => parseConfigText(VALID, '(inline)', {}));
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^upstreams\.vllm\.headers\.authorization: .*VLLM_KEY/);
+  });
+
+  it('lets PORT override server.port, and rejects a PORT that is not a port', () => {
+    expect(parseConfigText(VALID, '(inline)', { VLLM_KEY: 'k', PORT: '9090' }).server.port).toBe(9090);
+    expect(parseConfigText('{}', '(inline)', { PORT: '0' }).server.port).toBe(0);
+    expect(problemsOf(() => parseConfigText(VALID, '(inline)', { VLLM_KEY: 'k', PORT: 'http' }))[0]).toMatch(/^server\.port: /);
+    expect(problemsOf(() => parseConfigText(VALID, '(inline)', { VLLM_KEY: 'k', PORT: '70000' }))[0]).toMatch(/^server\.port: /);
+  });
+
+  it('lists every schema problem with its path', () => {
+    const problems = problemsOf(() => validateConfig({
+      server: { port: 'eighty', bodyLimit: 'huge' },
+      keys: [{ id: 'a b', sha256: 'abc' }],
+      upstreams: { u: { url: 'ftp://x', format: 'grpc' } },
+      routes: [{ model: '', upstream: 'u', endpoints: ['audio'] }],
+    }, '(inline)', {}));
+    const paths = problems.map((p) => p.split(':')[0]);
+    expect(paths).toEqual(expect.arrayContaining([
+      'server.port', 'server.bodyLimit', 'keys[0].id', 'keys[0].sha256', 'upstreams.u.url', 'upstreams.u.format', 'routes[0].model', 'routes[0].endpoints[0]',
+    ]));
+    expect(problems).toHaveLength(8);
+  });
+
+  it('rejects unknown fields at every level, naming the field', () => {
+    const problems = problemsOf(() => validateConfig({
+      sever: {},
+      server: { hots: 'x' },
+      upstreams: { u: { url: 'http://h/v1', header: {} } },
+      routes: [{ model: 'm', upstream: 'u', version: ['v1'] }],
+    }, '(inline)', {}));
+    expect(problems).toEqual(expect.arrayContaining([
+      'sever: unknown field', 'server.hots: unknown field', 'upstreams.u.header: unknown field', 'routes[0].version: unknown field',
+    ]));
+  });
+
+  it('lists every cross-reference problem with its path', () => {
+    const problems = problemsOf(() => validateConfig({
+      keys: [{ id: 'k', sha256: DIGEST, org: 'nobody' }, { id: 'k', sha256: DIGEST.toUpperCase() }],
+      upstreams: { vllm: { url: 'http://h/v1' }, bare: { format: 'native' } },
+      routes: [{ model: 'a', upstream: 'vllm' }, { model: 'b', upstream: 'vllm' }, { model: 'c', upstream: 'vlm' }],
+    }, '(inline)', {}));
+    expect(problems).toEqual(expect.arrayContaining([
+      'routes[2].upstream: unknown upstream "vlm"',
+      'keys[0].org: unknown org "nobody"',
+      expect.stringMatching(/^keys\[1\]\.id: /),
+      expect.stringMatching(/^keys\[1\]\.sha256: /),
+      expect.stringMatching(/^upstreams\.bare\.url: /),
+    ]));
+    expect(problems).toHaveLength(5);
+  });
+
+  it('accepts a demo upstream without url, and an org written as an empty entry', () => {
+    const config = parseConfigText('orgs: { acme: }\nupstreams: { d: { format: demo } }\nroutes: [{ model: demo-chat, upstream: d }]', '(inline)', {});
+    expect(config.orgs.acme).toEqual({});
+    expect(config.upstreams.d.url).toBeUndefined();
+  });
+
+  it('rejects text that is not YAML, naming the line', () => {
+    const problems = problemsOf(() => parseConfigText('server:\n  port: [1,\n', '(inline)', {}));
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/line \d+/);
+  });
+
+  it('treats an empty file as all defaults', () => {
+    const config = parseConfigText('', '(inline)', {});
+    expect(config).toMatchObject({ keys: [], routes: [], plugins: [], server: { port: 8080, host: '127.0.0.1' } });
+  });
+});
+
+describe('loadConfigFile', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-config-'));
+
+  it('reads a file and keeps its absolute path', () => {
+    const file = join(dir, 'ok.yaml');
+    writeFileSync(file, VALID);
+    const loaded = loadConfigFile(file, { VLLM_KEY: 'k' });
+    expect(loaded.file).toBe(file);
+    expect(loaded.config.routes).toHaveLength(1);
+  });
+
+  it('names the file and each problem in the error message', () => {
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(file, 'upstreams: { vllm: { url: "http://h/v1" } }\nroutes:\n  - { model: a, upstream: vllm }\n  - { model: b, upstream: vllm }\n  - { model: c, upstream: vlm }\n');
+    expect(() => loadConfigFile(file, {})).toThrow(ConfigError);
+    expect(() => loadConfigFile(file, {})).toThrow(/bad\.yaml[\s\S]*routes\[2\]\.upstream: unknown upstream "vlm"/);
+  });
+
+  it('reports a missing file as a config problem', () => {
+    expect(problemsOf(() => loadConfigFile(join(dir, 'absent.yaml'), {}))[0]).toMatch(/cannot read/);
+  });
+
+  it('takes the path from GATEWAY_CONFIG, else config/gateway.yaml', () => {
+    expect(defaultConfigPath({ GATEWAY_CONFIG: '/etc/sluice.yaml' })).toBe('/etc/sluice.yaml');
+    expect(defaultConfigPath({})).toBe(join(process.cwd(), 'config/gateway.yaml'));
+  });
+});

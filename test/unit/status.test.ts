@@ -1,0 +1,92 @@
+import { badAnswer, fromSocketError, fromUpstreamStatus } from '../../src/proxy/status';
+import { errorBody, fromBodyParserError, GatewayError, REASONS } from '../../src/errors';
+
+const socketError = (code: string): NodeJS.ErrnoException => Object.assign(new Error(code), { code });
+
+describe('fromSocketError', () => {
+  it('maps a timeout to upstream_timeout 504, whatever the socket error', () => {
+    const err = fromSocketError(socketError('ECONNRESET'), true, 'vllm', false);
+    expect(err).toMatchObject({ reason: 'upstream_timeout', status: 504, param: null, details: { kind: 'timeout', upstream: 'vllm' } });
+  });
+
+  it.each(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EHOSTUNREACH', 'EPIPE'])('maps %s before the answer to upstream_error 502 (connect)', (code) => {
+    const err = fromSocketError(socketError(code), false, 'vllm', false);
+    expect(err).toMatchObject({ reason: 'upstream_error', status: 502, details: { kind: 'connect', upstream: 'vllm' } });
+    expect(err.message).toContain('vllm');
+  });
+
+  it('maps a failure during a stream to upstream_error (stream)', () => {
+    expect(fromSocketError(socketError('ECONNRESET'), false, 'vllm', true)).toMatchObject({ reason: 'upstream_error', status: 502, details: { kind: 'stream' } });
+  });
+});
+
+describe('fromUpstreamStatus', () => {
+  const body = JSON.stringify({ error: { message: 'temperature must be at most 2', param: 'temperature', type: 'invalid_request_error' } });
+
+  it.each([400, 404, 409, 422, 429])('passes a backend %i through as upstream_rejected with its status, message and param', (status) => {
+    const err = fromUpstreamStatus(status, body, 'vllm');
+    expect(err).toMatchObject({ reason: 'upstream_rejected', status, param: 'temperature', message: 'temperature must be at most 2' });
+  });
+
+  it.each([401, 403])('turns a backend %i into upstream_error 502: the client is not at fault', (status) => {
+    const err = fromUpstreamStatus(status, body, 'vllm');
+    expect(err).toMatchObject({ reason: 'upstream_error', status: 502, param: null });
+    expect(err.message).not.toContain('temperature');
+  });
+
+  it.each([500, 502, 503, 504, 301])('turns a backend %i into upstream_error 502', (status) => {
+    expect(fromUpstreamStatus(status, body, 'vllm')).toMatchObject({ reason: 'upstream_error', status: 502 });
+  });
+
+  it('reads the message from the shapes backends use', () => {
+    expect(fromUpstreamStatus(400, '{"message":"flat"}', 'u').message).toBe('flat');
+    expect(fromUpstreamStatus(422, '{"detail":"fastapi style"}', 'u').message).toBe('fastapi style');
+    expect(fromUpstreamStatus(400, 'plain words  ', 'u').message).toBe('plain words');
+  });
+
+  it('still says something useful when the backend sent no message', () => {
+    for (const text of ['', '{}', '{"error":{}}']) {
+      const err = fromUpstreamStatus(404, text, 'u');
+      expect(err).toMatchObject({ reason: 'upstream_rejected', status: 404, param: null });
+      expect(err.message).toMatch(/404/);
+    }
+  });
+
+  it('caps a long backend message', () => {
+    const err = fromUpstreamStatus(400, JSON.stringify({ error: { message: 'x'.repeat(5000) } }), 'u');
+    expect(err.message.length).toBeLessThanOrEqual(1000);
+  });
+});
+
+describe('badAnswer', () => {
+  it('is an upstream_error 502 that names the backend, kind status or stream', () => {
+    expect(badAnswer('vllm', 'the body is not JSON')).toMatchObject({ reason: 'upstream_error', status: 502, details: { kind: 'status' } });
+    expect(badAnswer('vllm', 'broke off', true)).toMatchObject({ reason: 'upstream_error', status: 502, details: { kind: 'stream' } });
+    expect(badAnswer('vllm', 'x').message).toContain('vllm');
+  });
+});
+
+describe('error catalogue', () => {
+  it('has the statuses the issue fixes', () => {
+    expect(REASONS).toMatchObject({
+      invalid_json: 400, invalid_request: 400, content_filter: 400, unauthorized: 401, model_not_allowed: 403, not_found: 404,
+      model_not_found: 404, method_not_allowed: 405, payload_too_large: 413, unsupported_media_type: 415, rate_limited: 429,
+      internal_error: 500, upstream_error: 502, upstream_timeout: 504,
+    });
+  });
+
+  it('serialises exactly {error: {message, param, reason, status}}', () => {
+    const text = errorBody(new GatewayError('content_filter', 'no', { param: 'prompt', details: { kind: 'x' }, headers: { a: 'b' } }));
+    expect(text).toBe('{"error":{"message":"no","param":"prompt","reason":"content_filter","status":400}}');
+    expect(JSON.parse(errorBody(new GatewayError('not_found', 'x')))).toEqual({ error: { message: 'x', param: null, reason: 'not_found', status: 404 } });
+  });
+
+  it('maps body-parser failures onto the catalogue', () => {
+    expect(fromBodyParserError({ type: 'entity.parse.failed' })?.reason).toBe('invalid_json');
+    expect(fromBodyParserError({ type: 'entity.too.large', limit: 100 })).toMatchObject({ reason: 'payload_too_large', status: 413 });
+    expect(fromBodyParserError({ type: 'charset.unsupported', charset: 'latin1' })?.reason).toBe('unsupported_media_type');
+    expect(fromBodyParserError({ type: 'encoding.unsupported', encoding: 'x' })?.reason).toBe('unsupported_media_type');
+    expect(fromBodyParserError({ type: 'something.else' })).toBeUndefined();
+    expect(fromBodyParserError({})).toBeUndefined();
+  });
+});

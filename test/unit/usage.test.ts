@@ -1,0 +1,53 @@
+import { CHARS_PER_TOKEN, estimateTokens, estimateUsage, promptChars, publicUsage, readUsage } from '../../src/proxy/usage';
+import type { Context } from '../../src/pipeline/context';
+
+// estimateUsage reads only the request part of a context.
+const chatContext = (...contents: string[]) => ({ chat: { model: 'm', stream: false, model_params: {}, messages: contents.map((content) => ({ role: 'user', content })) } }) as unknown as Context;
+const imageContext = (prompt: string) => ({ image: { model: 'm', prompt, model_params: {} } }) as unknown as Context;
+
+describe('estimateTokens', () => {
+  it('counts about four characters a token, rounding up', () => {
+    expect(CHARS_PER_TOKEN).toBe(4);
+    expect(estimateTokens(0)).toBe(0);
+    expect(estimateTokens(1)).toBe(1);
+    expect(estimateTokens(4)).toBe(1);
+    expect(estimateTokens(5)).toBe(2);
+    expect(estimateTokens(400)).toBe(100);
+  });
+});
+
+describe('estimateUsage', () => {
+  it('estimates the prompt from every chat message and marks the result estimated', () => {
+    const ctx = chatContext('abcd', 'abcdefgh', 'a');
+    expect(promptChars(ctx)).toBe(13);
+    expect(estimateUsage(ctx, 10)).toEqual({ prompt_tokens: 4, completion_tokens: 3, total_tokens: 7, estimated: true });
+  });
+
+  it('estimates an image prompt', () => {
+    expect(estimateUsage(imageContext('x'.repeat(8)), 0)).toEqual({ prompt_tokens: 2, completion_tokens: 0, total_tokens: 2, estimated: true });
+  });
+
+  it('is zero for an empty request', () => {
+    expect(estimateUsage({} as Context, 0)).toMatchObject({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+  });
+});
+
+describe('readUsage', () => {
+  it('reads the three integer fields as reported, not estimated', () => {
+    expect(readUsage({ prompt_tokens: 11, completion_tokens: 5, total_tokens: 16, extra: 1 })).toEqual({ prompt_tokens: 11, completion_tokens: 5, total_tokens: 16, estimated: false });
+  });
+
+  it('computes a missing total', () => {
+    expect(readUsage({ prompt_tokens: 2, completion_tokens: 3 })?.total_tokens).toBe(5);
+  });
+
+  it.each([null, undefined, 'usage', 7, {}, { prompt_tokens: 1 }, { prompt_tokens: '1', completion_tokens: 2 }, { prompt_tokens: 1.5, completion_tokens: 2 }])('rejects %p', (raw) => {
+    expect(readUsage(raw)).toBeUndefined();
+  });
+});
+
+describe('publicUsage', () => {
+  it('drops the estimated flag', () => {
+    expect(publicUsage({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3, estimated: true })).toEqual({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 });
+  });
+});
