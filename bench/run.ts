@@ -1,0 +1,178 @@
+// `npm run bench`: the gateway (default chain on) against the backend directly
+// and against a bare node:http pass-through proxy, in one run, interleaved.
+// Prints a table and writes bench/results/<date>.json. Quick mode for a smoke
+// run: BENCH_QUICK=1. Compare ratios within one run; absolute numbers vary.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { concurrentStreams, latencies, percentile, streamOnce, type ConcurrencyResult } from './client';
+import { benchConfig, BENCH_KEY } from './config';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const autocannon = require('autocannon') as (opts: object) => Promise<{ requests: { average: number }; non2xx: number; errors: number }>;
+
+const quick = process.env.BENCH_QUICK === '1';
+const dist = join(__dirname);
+const children: ChildProcess[] = [];
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function startChild(script: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; port: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(dist, script), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(child);
+    child.stdout!.once('data', (d: Buffer) => resolve({ child, port: JSON.parse(d.toString().split('\n')[0]).port }));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+}
+
+async function startGateway(backendPort: number): Promise<{ child: ChildProcess; port: number }> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
+  const file = join(dir, 'gateway.yaml');
+  writeFileSync(file, benchConfig(backendPort));
+  const child = spawn(process.execPath, [join(dist, '..', 'src', 'server.js')], {
+    env: { ...process.env, GATEWAY_CONFIG: file, PORT: String(port), LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.push(child);
+  for (let i = 0; i < 100; i++) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+      if (res.ok) return { child, port };
+    } catch { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('gateway did not become ready');
+}
+
+const rssMb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+const round = (n: number, d = 3): number => Math.round(n * 10 ** d) / 10 ** d;
+
+async function main(): Promise<void> {
+  const backend = await startChild('backend.js', []);
+  const bare = await startChild('bare-proxy.js', [String(backend.port)]);
+  const gateway = await startGateway(backend.port);
+  const targets = {
+    direct: `http://127.0.0.1:${backend.port}/v1/chat/completions`,
+    bare: `http://127.0.0.1:${bare.port}/v1/chat/completions`,
+    gateway: `http://127.0.0.1:${gateway.port}/v1/chat/completions`,
+  };
+  type Name = keyof typeof targets;
+  const names = Object.keys(targets) as Name[];
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${BENCH_KEY}` };
+  const chat = JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: 'Say something about foxes.' }] });
+  const streamBody = (events: number, gap: number) => JSON.stringify({ model: `bench-e${events}-g${gap}`, stream: true, messages: [{ role: 'user', content: 'Stream please.' }] });
+  const idleRss = rssMb(gateway.child.pid!);
+
+  // Warm up every path (JIT, connection pools).
+  for (const n of names) await latencies(targets[n], chat, headers, quick ? 200 : 1000);
+
+  process.stderr.write('throughput...\n');
+  const rps: Record<Name, number[]> = { direct: [], bare: [], gateway: [] };
+  for (let round_ = 0; round_ < (quick ? 1 : 3); round_++) {
+    for (const n of names) {
+      const r = await autocannon({ url: targets[n], method: 'POST', headers, body: chat, connections: 32, duration: quick ? 2 : 5 });
+      if (r.non2xx > 0 || r.errors > 0) throw new Error(`${n}: ${r.non2xx} non-2xx, ${r.errors} errors under load`);
+      rps[n].push(r.requests.average);
+    }
+  }
+
+  process.stderr.write('latency...\n');
+  const lat: Record<Name, number[]> = { direct: [], bare: [], gateway: [] };
+  for (let i = 0; i < (quick ? 3 : 10); i++) for (const n of names) lat[n].push(...await latencies(targets[n], chat, headers, 300));
+
+  process.stderr.write('streaming...\n');
+  const ttfe: Record<Name, number[]> = { direct: [], bare: [], gateway: [] };
+  const gaps: Record<Name, number[]> = { direct: [], bare: [], gateway: [] };
+  for (let i = 0; i < (quick ? 3 : 15); i++) {
+    for (const n of names) {
+      const s = await streamOnce(targets[n], streamBody(20, 20), headers);
+      if (!s.ok) throw new Error(`${n}: stream failed`);
+      ttfe[n].push(s.firstEventMs);
+      gaps[n].push(...s.gapsMs);
+    }
+  }
+
+  process.stderr.write('concurrency...\n');
+  const conc: Record<string, Record<Name, ConcurrencyResult>> = {};
+  let peakRss = idleRss;
+  for (const n of [128, 512]) {
+    conc[n] = {} as Record<Name, ConcurrencyResult>;
+    for (const t of names) {
+      const sampler = t === 'gateway' ? setInterval(() => { peakRss = Math.max(peakRss, rssMb(gateway.child.pid!)); }, 25) : undefined;
+      conc[n][t] = await concurrentStreams(targets[t], streamBody(20, 20), headers, n);
+      clearInterval(sampler);
+    }
+  }
+
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const added = (src: Record<Name, number[]>, p: number, vs: Name = 'direct') => round(percentile(src.gateway, p) - percentile(src[vs], p));
+  const result = {
+    date: new Date().toISOString(),
+    machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memGiB: round(totalmem() / 2 ** 30, 1), node: process.version },
+    quick,
+    throughput: { direct: round(mean(rps.direct), 0), bare: round(mean(rps.bare), 0), gateway: round(mean(rps.gateway), 0), gatewayOverBare: round(mean(rps.gateway) / mean(rps.bare), 2) },
+    latencyMs: Object.fromEntries(names.map((n) => [n, { p50: round(percentile(lat[n], 50)), p99: round(percentile(lat[n], 99)) }])),
+    addedLatencyMs: { p50: added(lat, 50), p99: added(lat, 99), bareP50: round(percentile(lat.bare, 50) - percentile(lat.direct, 50)), bareP99: round(percentile(lat.bare, 99) - percentile(lat.direct, 99)) },
+    stream: {
+      firstEventMs: Object.fromEntries(names.map((n) => [n, { p50: round(percentile(ttfe[n], 50)), p99: round(percentile(ttfe[n], 99)) }])),
+      gapMs: Object.fromEntries(names.map((n) => [n, { p50: round(percentile(gaps[n], 50)), p99: round(percentile(gaps[n], 99)) }])),
+      addedFirstEventMs: { p50: added(ttfe, 50), p99: added(ttfe, 99) },
+      addedGapMs: { p50: added(gaps, 50), p99: added(gaps, 99) },
+    },
+    concurrency: conc,
+    rssMb: { idle: round(idleRss, 1), peak512: round(peakRss, 1) },
+  };
+
+  const targetsMet = {
+    'throughput >= 0.5 x bare proxy': result.throughput.gatewayOverBare >= 0.5,
+    'added latency p50 <= 0.25 ms': result.addedLatencyMs.p50 <= 0.25,
+    'added latency p99 <= 1 ms': result.addedLatencyMs.p99 <= 1,
+    'added first event p99 <= 2 ms': result.stream.addedFirstEventMs.p99 <= 2,
+    'added gap p99 <= 0.5 ms': result.stream.addedGapMs.p99 <= 0.5,
+    '512 streams: no stall, no failure': conc[512].gateway.failed === 0 && conc[512].gateway.stalled === 0,
+    'RSS idle <= 100 MB, peak <= 250 MB': result.rssMb.idle <= 100 && result.rssMb.peak512 <= 250,
+  };
+  mkdirSync(join(dist, '..', '..', 'bench', 'results'), { recursive: true });
+  const out = join(dist, '..', '..', 'bench', 'results', `${result.date.replace(/[:.]/g, '-')}.json`);
+  writeFileSync(out, `${JSON.stringify({ ...result, targetsMet }, null, 2)}\n`);
+  process.stdout.write(formatTable(result, targetsMet) + `\nwritten: ${out}\n`);
+}
+
+function formatTable(r: any, met: Record<string, boolean>): string {
+  const rows: string[][] = [
+    ['measure', 'direct', 'bare proxy', 'gateway', 'gateway - direct'],
+    ['throughput, req/s (32 conns)', r.throughput.direct, r.throughput.bare, r.throughput.gateway, `${r.throughput.gatewayOverBare} x bare`],
+    ['latency p50, ms (1 conn)', r.latencyMs.direct.p50, r.latencyMs.bare.p50, r.latencyMs.gateway.p50, r.addedLatencyMs.p50],
+    ['latency p99, ms (1 conn)', r.latencyMs.direct.p99, r.latencyMs.bare.p99, r.latencyMs.gateway.p99, r.addedLatencyMs.p99],
+    ['first event p50, ms', r.stream.firstEventMs.direct.p50, r.stream.firstEventMs.bare.p50, r.stream.firstEventMs.gateway.p50, r.stream.addedFirstEventMs.p50],
+    ['first event p99, ms', r.stream.firstEventMs.direct.p99, r.stream.firstEventMs.bare.p99, r.stream.firstEventMs.gateway.p99, r.stream.addedFirstEventMs.p99],
+    ['event gap p50, ms (20 ms paced)', r.stream.gapMs.direct.p50, r.stream.gapMs.bare.p50, r.stream.gapMs.gateway.p50, r.stream.addedGapMs.p50],
+    ['event gap p99, ms (20 ms paced)', r.stream.gapMs.direct.p99, r.stream.gapMs.bare.p99, r.stream.gapMs.gateway.p99, r.stream.addedGapMs.p99],
+    ...[128, 512].map((n) => [`${n} streams: stalled/failed`, ...['direct', 'bare', 'gateway'].map((t) => `${r.concurrency[n][t].stalled}/${r.concurrency[n][t].failed}`), '']),
+    ['gateway RSS idle / 512-stream peak, MB', '', '', `${r.rssMb.idle} / ${r.rssMb.peak512}`, ''],
+  ].map((row) => row.map(String));
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
+  const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  const table = [line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
+  const checks = Object.entries(met).map(([k, v]) => `${v ? 'met ' : 'MISS'}  ${k}`).join('\n');
+  return `Sluice benchmark ${r.date} — ${r.machine.cpus} x ${r.machine.cpu}, ${r.machine.memGiB} GiB, Node ${r.machine.node}${r.quick ? ' (quick)' : ''}\n\n${table}\n\n${checks}\n`;
+}
+
+main().then(() => {
+  for (const c of children) c.kill('SIGTERM');
+}, (err: Error) => {
+  process.stderr.write(`bench: ${err.message}\n`);
+  for (const c of children) c.kill('SIGKILL');
+  process.exitCode = 1;
+});
