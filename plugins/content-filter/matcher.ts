@@ -10,8 +10,9 @@ export function termSource(term: string): string {
 }
 
 export function compileMatcher(terms: readonly string[], patterns: readonly string[]): (text: string) => boolean {
-  const sources = [...terms.map(termSource), ...patterns.map((p) => `(?:${p})`)];
-  if (sources.length === 0) return () => false;
-  const re = new RegExp(sources.join('|'), 'iu');
-  return (text) => re.test(text);
+  // Terms have no groups and share one regex; each pattern keeps its own, so its
+  // group numbers, backreferences and group names mean what the operator wrote.
+  const regexes = [...(terms.length > 0 ? [terms.map(termSource).join('|')] : []), ...patterns].map((source) => new RegExp(source, 'iu'));
+  if (regexes.length === 0) return () => false;
+  return (text) => regexes.some((re) => re.test(text));
 }
