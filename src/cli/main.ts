@@ -2,6 +2,7 @@
 // The `sluice` command: serve, keys create|hash, config check.
 import { parseArgs } from 'node:util';
 import { ConfigError, defaultConfigPath, loadConfigFile } from '../config/load';
+import type { GatewayConfig } from '../config/schema';
 import { PluginRegistry } from '../pipeline/registry';
 import { checkRuntimeConfig } from '../runtime';
 import { ALWAYS_ON } from '../gateway';
@@ -25,10 +26,20 @@ function readStdin(): Promise<string> {
   });
 }
 
+/** Every problem of a config file, schema and plugin settings alike; [] when it is valid. */
 export function checkConfigFile(file: string): string[] {
+  const deps = { registry: new PluginRegistry(builtinPlugins), alwaysOn: ALWAYS_ON };
+  const pluginProblems = (config: GatewayConfig): string[] => {
+    try {
+      checkRuntimeConfig({ config, file }, deps);
+      return [];
+    } catch (err) {
+      if (err instanceof ConfigError) return err.problems;
+      throw err;
+    }
+  };
   try {
-    const loaded = loadConfigFile(file);
-    checkRuntimeConfig(loaded, { registry: new PluginRegistry(builtinPlugins), alwaysOn: ALWAYS_ON });
+    loadConfigFile(file, process.env, pluginProblems);
     return [];
   } catch (err) {
     if (err instanceof ConfigError) return err.problems;

@@ -23,17 +23,20 @@ export interface LoadedConfig {
 export const defaultConfigPath = (env: NodeJS.ProcessEnv = process.env): string =>
   resolve(env.GATEWAY_CONFIG ?? 'config/gateway.yaml');
 
-export function loadConfigFile(file: string = defaultConfigPath(), env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+/** More checks on a schema-valid config (plugin settings, say), reported with the rest. */
+export type ExtraCheck = (config: GatewayConfig) => string[];
+
+export function loadConfigFile(file: string = defaultConfigPath(), env: NodeJS.ProcessEnv = process.env, extra?: ExtraCheck): LoadedConfig {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
     throw new ConfigError(file, [`cannot read the file: ${(err as Error).message}`]);
   }
-  return { config: parseConfigText(text, file, env), file };
+  return { config: parseConfigText(text, file, env, extra), file };
 }
 
-export function parseConfigText(text: string, file = '(inline)', env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+export function parseConfigText(text: string, file = '(inline)', env: NodeJS.ProcessEnv = process.env, extra?: ExtraCheck): GatewayConfig {
   let raw: unknown;
   try {
     raw = parseYaml(text) ?? {};
@@ -41,10 +44,10 @@ export function parseConfigText(text: string, file = '(inline)', env: NodeJS.Pro
     const where = err instanceof YAMLParseError && err.linePos ? `line ${err.linePos[0].line}: ` : '';
     throw new ConfigError(file, [`${where}not valid YAML: ${(err as Error).message.split('\n')[0]}`]);
   }
-  return validateConfig(raw, file, env);
+  return validateConfig(raw, file, env, extra);
 }
 
-export function validateConfig(raw: unknown, file = '(inline)', env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+export function validateConfig(raw: unknown, file = '(inline)', env: NodeJS.ProcessEnv = process.env, extra?: ExtraCheck): GatewayConfig {
   const problems: string[] = [];
   const expanded = interpolateEnv(raw, env, problems) as Record<string, unknown>;
   if (env.PORT !== undefined && env.PORT !== '' && expanded && typeof expanded === 'object') {
@@ -60,6 +63,7 @@ export function validateConfig(raw: unknown, file = '(inline)', env: NodeJS.Proc
     throw new ConfigError(file, problems);
   }
   problems.push(...crossCheck(parsed.data));
+  if (extra) problems.push(...extra(parsed.data));
   if (problems.length > 0) throw new ConfigError(file, problems);
   return parsed.data;
 }
