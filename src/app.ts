@@ -5,7 +5,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Logger } from 'pino';
 import type { Endpoint, Version } from './config/schema';
 import { GatewayError } from './errors';
-import { Context } from './pipeline/context';
+import { Context, requestIdOf } from './pipeline/context';
 import { runFinishHooks } from './pipeline/runner';
 import type { Runtime } from './runtime';
 import { chatCompletions, imageGenerations, listModels, parseJsonBody, requireKey, type ApiRequest } from './api/handlers';
@@ -55,6 +55,7 @@ export function createApp(state: GatewayState): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.use((req, res, next) => { requestIdOf(req, res); next(); }); // every response carries one
 
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
   app.get('/readyz', (_req, res) => void res.status(state.ready ? 200 : 503).json({ status: state.ready ? 'ready' : 'not ready' }));

@@ -16,6 +16,16 @@ export const contextOf = (req: IncomingMessage): Context | undefined => (req as 
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** The request's id: the client's x-request-id if valid, else a new UUID; set on the response once. */
+export function requestIdOf(req: IncomingMessage, res: ServerResponse): string {
+  const set = res.getHeader('x-request-id');
+  if (typeof set === 'string') return set;
+  const given = req.headers['x-request-id'];
+  const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  res.setHeader('x-request-id', id);
+  return id;
+}
+
 export class Context implements RequestContext {
   readonly id: string;
   readonly startedAt = performance.now();
@@ -49,9 +59,7 @@ export class Context implements RequestContext {
     req: IncomingMessage,
     readonly res: ServerResponse,
   ) {
-    const given = req.headers['x-request-id'];
-    this.id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    res.setHeader('x-request-id', this.id);
+    this.id = requestIdOf(req, res);
     (req as { sluice?: Context }).sluice = this;
   }
 

@@ -1,0 +1,143 @@
+// Every error the gateway raises before a backend is involved, on a real socket.
+import { z } from 'zod';
+import type { PluginDefinition } from '../../src/pipeline/contract';
+import { startBackend, type Backend } from '../support/backends';
+import { makeKey, startGateway, type TestGateway } from '../support/gateway';
+import { bearer, call, post } from '../support/http';
+import { expectError } from '../support/errors';
+
+const boom: PluginDefinition<Record<string, never>> = {
+  name: 'boom',
+  schema: z.strictObject({}),
+  create: () => ({
+    onRequest(ctx) {
+      if (ctx.model?.startsWith('boom-')) throw new Error('secret detail from a plugin bug');
+    },
+  }),
+};
+
+describe('request errors', () => {
+  let backend: Backend;
+  let gw: TestGateway;
+  const alice = makeKey('alice');
+  const bob = makeKey('bob', { models: ['ok-a*'] });
+  const chat = (model: string) => ({ model, messages: [{ role: 'user', content: 'hi' }] });
+  const chatUrl = () => `${gw.url}/v1/chat/completions`;
+
+  beforeAll(async () => {
+    backend = await startBackend({ format: 'openai' });
+    gw = await startGateway({
+      server: { port: 0, bodyLimit: '2kb' },
+      keys: [alice.entry, bob.entry],
+      upstreams: { b: { url: backend.base, format: 'openai' } },
+      routes: [
+        { model: 'ok-*', upstream: 'b' },
+        { model: 'boom-*', upstream: 'b' },
+        { model: 'img-only', upstream: 'b', endpoints: ['images'] },
+        { model: 'v2-only', upstream: 'b', versions: ['v2'] },
+      ],
+      plugins: [{ name: 'content-filter', terms: ['forbidden phrase'], contact: 'policy@example.com' }, { name: 'boom' }],
+    }, { plugins: [boom] });
+  });
+  afterAll(async () => { await gw.close(); await backend.close(); });
+
+  // None of these may reach the backend.
+  let before = 0;
+  beforeEach(() => { before = backend.requests.length; });
+  afterEach(() => expect(backend.requests.length).toBe(before));
+
+  it('invalid_json 400 for a body that is not JSON', async () => {
+    for (const text of ['{"model":', 'not json', 'null', '"a string"']) {
+      expectError(await post(chatUrl(), text, bearer(alice.key)), 400, 'invalid_json', null);
+    }
+  });
+
+  it('invalid_request 400 naming the field, on both endpoints and both versions', async () => {
+    const bad = { model: 'ok-a', messages: [{ role: 'user', content: 'a' }, { role: 'robot', content: 'b' }] };
+    expectError(await post(chatUrl(), bad, bearer(alice.key)), 400, 'invalid_request', 'messages[1].role');
+    expectError(await post(`${gw.url}/v2/chat/completions`, { ...chat('ok-a'), tools: [] }, bearer(alice.key)), 400, 'invalid_request', 'tools');
+    expectError(await post(`${gw.url}/v1/images/generations`, { model: 'img-only' }, bearer(alice.key)), 400, 'invalid_request', 'prompt');
+    expectError(await post(`${gw.url}/v2/images/generations`, { model: 'img-only', prompt: 'p', model_params: { size: 'big' } }, bearer(alice.key)), 400, 'invalid_request', 'model_params.size');
+    expectError(await post(chatUrl(), [chat('ok-a')], bearer(alice.key)), 400, 'invalid_request', null);
+  });
+
+  it('content_filter 400 with exactly the interface\'s body', async () => {
+    const res = await post(chatUrl(), { model: 'ok-a', messages: [{ role: 'user', content: 'say the Forbidden Phrase' }] }, bearer(alice.key));
+    expectError(res, 400, 'content_filter', 'prompt');
+    expect(res.text).toMatch(/^\{"error":\{"message":"[^"]+","param":"prompt","reason":"content_filter","status":400\}\}$/);
+    expect(res.body.error.message).toContain('policy@example.com');
+    expect(res.body.error.message).not.toMatch(/forbidden/i);
+  });
+
+  it('unauthorized 401 with WWW-Authenticate for a missing, malformed or unknown key', async () => {
+    const cases: Array<Record<string, string>> = [{}, { authorization: '' }, { authorization: `Basic ${alice.key}` }, { authorization: 'Bearer' }, { authorization: alice.key }, bearer('sk-unknown')];
+    for (const headers of cases) {
+      const res = await post(chatUrl(), chat('ok-a'), headers);
+      expectError(res, 401, 'unauthorized', null);
+      expect(res.headers['www-authenticate']).toBe('Bearer');
+      expect(res.text).not.toContain(alice.key);
+    }
+    expectError(await call('GET', `${gw.url}/v2/models`, undefined, bearer('sk-unknown')), 401, 'unauthorized');
+    expectError(await post(`${gw.url}/v2/images/generations`, { model: 'img-only', prompt: 'p' }), 401, 'unauthorized');
+  });
+
+  it('model_not_allowed 403 when the key\'s models globs exclude the model', async () => {
+    expectError(await post(chatUrl(), chat('ok-b'), bearer(bob.key)), 403, 'model_not_allowed', 'model');
+    expectError(await post(`${gw.url}/v2/images/generations`, { model: 'img-only', prompt: 'p' }, bearer(bob.key)), 403, 'model_not_allowed', 'model');
+  });
+
+  it('not_found 404 for an unknown path', async () => {
+    expectError(await call('GET', `${gw.url}/`, undefined), 404, 'not_found', null);
+    expectError(await post(`${gw.url}/v1/completions`, chat('ok-a'), bearer(alice.key)), 404, 'not_found');
+    expectError(await post(`${gw.url}/v3/chat/completions`, chat('ok-a'), bearer(alice.key)), 404, 'not_found');
+    expectError(await call('GET', `${gw.url}/v1/models/ok-a`, undefined, bearer(alice.key)), 404, 'not_found');
+  });
+
+  it('model_not_found 404 when no route serves the model, endpoint and version', async () => {
+    expectError(await post(chatUrl(), chat('llama'), bearer(alice.key)), 404, 'model_not_found', 'model');
+    expectError(await post(chatUrl(), chat('img-only'), bearer(alice.key)), 404, 'model_not_found', 'model');
+    expectError(await post(chatUrl(), chat('v2-only'), bearer(alice.key)), 404, 'model_not_found', 'model');
+    expectError(await post(`${gw.url}/v1/images/generations`, { model: 'v2-only', prompt: 'p' }, bearer(alice.key)), 404, 'model_not_found', 'model');
+  });
+
+  it('method_not_allowed 405 with the Allow header', async () => {
+    for (const [method, path, allow] of [['GET', '/v1/chat/completions', 'POST'], ['PUT', '/v2/chat/completions', 'POST'], ['DELETE', '/v1/images/generations', 'POST'], ['POST', '/v2/models', 'GET']]) {
+      const res = await call(method, `${gw.url}${path}`, undefined, bearer(alice.key));
+      expectError(res, 405, 'method_not_allowed', null);
+      expect(res.headers.allow).toBe(allow);
+    }
+  });
+
+  it('payload_too_large 413 above server.bodyLimit', async () => {
+    const big = { model: 'ok-a', messages: [{ role: 'user', content: 'x'.repeat(3000) }] };
+    expectError(await post(chatUrl(), big, bearer(alice.key)), 413, 'payload_too_large', null);
+    const fits = { model: 'ok-a', messages: [{ role: 'user', content: 'x'.repeat(1500) }] };
+    expect((await post(chatUrl(), fits, bearer(alice.key))).status).toBe(200);
+    before += 1;
+  });
+
+  it('unsupported_media_type 415 for a body that is not sent as UTF-8 JSON', async () => {
+    const body = JSON.stringify(chat('ok-a'));
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1']) {
+      expectError(await call('POST', chatUrl(), body, { 'content-type': type, ...bearer(alice.key) }), 415, 'unsupported_media_type', null);
+    }
+    expectError(await call('POST', chatUrl(), body, bearer(alice.key)), 415, 'unsupported_media_type');
+    expectError(await call('POST', chatUrl(), body, { 'content-type': 'application/json', 'content-encoding': 'compress', ...bearer(alice.key) }), 415, 'unsupported_media_type');
+  });
+
+  it('internal_error 500 with a generic message and no stack for a bug', async () => {
+    const res = await post(chatUrl(), chat('boom-a'), bearer(alice.key));
+    expectError(res, 500, 'internal_error', null);
+    expect(res.text).not.toMatch(/secret detail|at .*\.ts|Error:|stack/);
+    expect(res.body.error.message).toMatch(/x-request-id/);
+    expect(res.headers['x-request-id']).toBeTruthy();
+  });
+
+  it('every error carries x-request-id: the client\'s, or a new one', async () => {
+    const res = await post(chatUrl(), chat('ok-a'), { 'x-request-id': 'trace-123' });
+    expectError(res, 401, 'unauthorized');
+    expect(res.headers['x-request-id']).toBe('trace-123');
+    expect((await call('GET', `${gw.url}/nowhere`, undefined, { 'x-request-id': 'trace-404' })).headers['x-request-id']).toBe('trace-404');
+    expect((await call('GET', chatUrl(), undefined)).headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
