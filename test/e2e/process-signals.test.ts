@@ -1,0 +1,108 @@
+// The real gateway process: SIGHUP reloads the config without a restart,
+// SIGTERM drains in-flight streams and exits 0.
+import { startBackend, type Backend } from '../support/backends';
+import { makeKey } from '../support/gateway';
+import { bearer, call, post, postSse } from '../support/http';
+import { freePort, spawnGateway, type GatewayProcess } from '../support/process';
+
+const chat = (model: string, stream = false) => ({ model, stream, messages: [{ role: 'user', content: 'hello' }] });
+const done = (events: Array<{ data: string }>) => events.at(-1)?.data === '[DONE]';
+
+function configYaml(backend: Backend, keys: Array<Record<string, unknown>>, extra: Record<string, unknown> = {}, metricsPort = 0): string {
+  return JSON.stringify({
+    server: { host: '127.0.0.1', port: 0, drainSeconds: 5, metrics: { port: metricsPort }, ...(extra.server as object) },
+    keys,
+    upstreams: { b: { url: backend.base, format: 'openai' } },
+    routes: [{ model: '*', upstream: 'b' }],
+    plugins: [{ name: 'limits' }],
+  });
+}
+
+describe('SIGHUP reloads the config', () => {
+  let backend: Backend;
+  let gw: GatewayProcess;
+  let metricsPort: number;
+  const oldKey = makeKey('old');
+  const newKey = makeKey('new');
+
+  beforeAll(async () => {
+    backend = await startBackend({ format: 'openai', events: 15, gapMs: 100 });
+    metricsPort = await freePort();
+    gw = await spawnGateway(configYaml(backend, [oldKey.entry], {}, metricsPort));
+  });
+  afterAll(async () => { gw.kill(); await backend.close(); });
+
+  it('applies a new key set to new requests while a stream started before finishes', async () => {
+    const inFlight = postSse(`${gw.url}/v1/chat/completions`, chat('ok-long', true), bearer(oldKey.key));
+    await new Promise((r) => setTimeout(r, 300));
+    const mark = gw.logs.length;
+    gw.writeConfig(configYaml(backend, [newKey.entry], {}, metricsPort));
+    gw.child.kill('SIGHUP');
+    await gw.waitForLog('config reloaded', mark);
+
+    expect((await post(`${gw.url}/v1/chat/completions`, chat('ok-a'), bearer(newKey.key))).status).toBe(200);
+    const removed = await post(`${gw.url}/v1/chat/completions`, chat('ok-a'), bearer(oldKey.key));
+    expect(removed.status).toBe(401);
+    expect(removed.body.error.reason).toBe('unauthorized');
+
+    const stream = await inFlight;
+    expect(stream.status).toBe(200);
+    expect(done(stream.events)).toBe(true);
+  });
+
+  it('rejects an invalid file whole, keeps serving, and counts both outcomes', async () => {
+    const mark = gw.logs.length;
+    gw.writeConfig('routes:\n  - { model: "x", upstream: nowhere }\n');
+    gw.child.kill('SIGHUP');
+    const failed = await gw.waitForLog('config reload failed', mark);
+    expect(String(failed.problems)).toContain('routes[0].upstream: unknown upstream "nowhere"');
+    expect((await post(`${gw.url}/v1/chat/completions`, chat('ok-a'), bearer(newKey.key))).status).toBe(200);
+
+    const scrape = await call('GET', `http://127.0.0.1:${metricsPort}/metrics`, undefined);
+    expect(scrape.text).toMatch(/^sluice_config_reloads_total\{result="success"\} 1$/m);
+    expect(scrape.text).toMatch(/^sluice_config_reloads_total\{result="failure"\} 1$/m);
+  });
+});
+
+describe('SIGTERM drains', () => {
+  let backend: Backend;
+  beforeAll(async () => { backend = await startBackend({ format: 'openai', events: 20, gapMs: 100 }); });
+  afterAll(async () => { await backend.close(); });
+
+  it('lets a 2 s stream complete, refuses new connections, and exits 0 within the deadline', async () => {
+    const key = makeKey('k');
+    const gw = await spawnGateway(configYaml(backend, [key.entry], { server: { drainSeconds: 10 } }));
+    try {
+      const inFlight = postSse(`${gw.url}/v1/chat/completions`, chat('ok-drain', true), bearer(key.key));
+      await new Promise((r) => setTimeout(r, 300));
+      const signalled = Date.now();
+      gw.child.kill('SIGTERM');
+      await gw.waitForLog('draining');
+      await expect(call('GET', `${gw.url}/healthz`, undefined)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+      const stream = await inFlight;
+      expect(done(stream.events)).toBe(true);
+      expect(stream.events.length).toBe(1 + 20 + 1); // 20 content events (first carries the role), last chunk, [DONE]
+      expect(await gw.exited).toBe(0);
+      expect(Date.now() - signalled).toBeLessThan(10_000);
+    } finally {
+      gw.kill();
+    }
+  });
+
+  it('ends a stream still open at the deadline with a shutting_down error event', async () => {
+    const key = makeKey('k');
+    const gw = await spawnGateway(configYaml(backend, [key.entry], { server: { drainSeconds: 1 } }));
+    try {
+      const inFlight = postSse(`${gw.url}/v1/chat/completions`, chat('ok-too-long', true), bearer(key.key));
+      await new Promise((r) => setTimeout(r, 300));
+      gw.child.kill('SIGTERM');
+      const stream = await inFlight;
+      const last = JSON.parse(stream.events.at(-1)!.data);
+      expect(last.error).toMatchObject({ reason: 'shutting_down', status: 503, param: null });
+      expect(done(stream.events)).toBe(false);
+      expect(await gw.exited).toBe(0);
+    } finally {
+      gw.kill();
+    }
+  });
+});
