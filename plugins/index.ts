@@ -2,5 +2,6 @@
 import type { PluginDefinition } from '../src/pipeline/contract';
 import { plugin as contentFilter } from './content-filter';
 import { plugin as limits } from './limits';
+import { plugin as rateLimit } from './rate-limit';
 
-export const builtinPlugins: PluginDefinition<any>[] = [contentFilter, limits];
+export const builtinPlugins: PluginDefinition<any>[] = [contentFilter, limits, rateLimit];

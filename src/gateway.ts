@@ -6,6 +6,7 @@ import type { LoadedConfig } from './config/load';
 import { PluginRegistry } from './pipeline/registry';
 import type { PluginDefinition, Services } from './pipeline/contract';
 import { buildRuntime, type Runtime } from './runtime';
+import { attachRedis, closeRedisClient } from './redis/client';
 import { builtinPlugins } from '../plugins';
 
 export interface Gateway {
@@ -24,6 +25,7 @@ export const ALWAYS_ON = ['limits'];
 export async function createGateway(loaded: LoadedConfig, logger: Logger, extraPlugins: PluginDefinition[] = []): Promise<Gateway> {
   const registry = new PluginRegistry([...builtinPlugins, ...extraPlugins]);
   const services: Services = {};
+  await attachRedis(services, loaded.config, logger);
   const deps = { registry, logger, services, alwaysOn: ALWAYS_ON };
   const state: GatewayState = { runtime: await buildRuntime(loaded, deps), ready: true, logger };
   return {
@@ -32,6 +34,7 @@ export async function createGateway(loaded: LoadedConfig, logger: Logger, extraP
     registry,
     services,
     async swap(next) {
+      await attachRedis(services, next.config, logger);
       const runtime = await buildRuntime(next, deps);
       const old = state.runtime;
       state.runtime = runtime;
@@ -40,6 +43,7 @@ export async function createGateway(loaded: LoadedConfig, logger: Logger, extraP
     },
     async close() {
       await state.runtime.close();
+      await closeRedisClient(services.redis);
     },
   };
 }

@@ -14,6 +14,7 @@
 //   };
 import type { z } from 'zod';
 import type { Registry } from 'prom-client';
+import type { RedisClient } from '../redis/client';
 import type { Logger } from 'pino';
 import type { Principal } from '../auth/keys';
 import type { Endpoint, GatewayConfig, Version } from '../config/schema';
@@ -94,6 +95,8 @@ export interface PluginHooks {
 export interface Services {
   /** Prometheus registry served on the metrics listener. */
   metrics?: Registry;
+  /** The Redis connection (single server or cluster), when the config names `redis`. */
+  redis?: RedisClient;
   [name: string]: unknown;
 }
 

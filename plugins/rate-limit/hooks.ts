@@ -1,0 +1,85 @@
+// onRequest: one round of limiter calls, all sent at once (consume one request
+// from each request budget, read each token budget), then admit, refuse with
+// 429, or answer 503 when Redis is out in failMode closed. onFinish: charge
+// the request's tokens to each token budget it was admitted under.
+import type { Logger } from 'pino';
+import type { PluginHooks, RequestContext } from '../../src';
+import { estimateTokens } from '../../src/proxy/usage';
+import { limiterUnavailable, rateLimited, setRateLimitHeaders } from './headers';
+import type { StoreHealth } from './health';
+import { decidedInProcess } from './limiters';
+import type { LimiterMetrics } from './metrics';
+import { admitted, decide, type Policy } from './policy';
+
+const STATE = 'rate-limit';
+
+// Resolves with the answer whether the limiter resolved or rejected (over budget, or an Error).
+const settle = (answer: unknown): unknown => answer;
+const ignore = (): void => undefined;
+
+export interface HookDeps {
+  policies: ReadonlyMap<string, Policy>;
+  logger: Logger;
+  metrics: LimiterMetrics;
+  /** Present when the counts live in Redis. */
+  health?: StoreHealth;
+}
+
+/** Tokens to charge: the usage the core filled in, or, for a stream cut short before any usage, the prompt's estimate. */
+export function tokensToCharge(ctx: RequestContext): { tokens: number; estimated: boolean } {
+  if (ctx.usage !== undefined) return { tokens: Math.ceil(ctx.usage.total_tokens), estimated: ctx.usage.estimated };
+  if (ctx.timings.firstEvent === undefined) return { tokens: 0, estimated: false };
+  let chars = ctx.image?.prompt.length ?? 0;
+  for (const m of ctx.chat?.messages ?? []) chars += m.content.length;
+  return { tokens: estimateTokens(chars), estimated: true };
+}
+
+export function createHooks({ policies, logger, metrics, health }: HookDeps): PluginHooks {
+  const observe = (results: readonly unknown[], unavailable: boolean): void => {
+    let inProcess = false;
+    for (const r of results) if (decidedInProcess(r)) { inProcess = true; break; }
+    if (inProcess) metrics.fallback?.inc();
+    health!.note(unavailable ? 'unavailable' : inProcess ? 'fallback' : 'shared');
+  };
+
+  async function admit(ctx: RequestContext, policy: Policy): Promise<void> {
+    const { requests, tokens } = policy;
+    const pending: Array<Promise<unknown>> = [];
+    for (const b of requests) pending.push(b.limiter.consume(b.key, 1).then(settle, settle));
+    for (const b of tokens) pending.push(b.limiter.get(b.key).then(settle, settle));
+    const results = await Promise.all(pending);
+    const decision = decide(policy, results);
+    if (health !== undefined) observe(results, decision.unavailable);
+    if (decision.refused === undefined && !decision.unavailable) {
+      if (decision.requests) setRateLimitHeaders(ctx, 'requests', decision.requests);
+      if (decision.tokens) setRateLimitHeaders(ctx, 'tokens', decision.tokens);
+      ctx.state.set(STATE, policy);
+      return;
+    }
+    // Refused: give back the requests counted by the budgets that had room.
+    for (let i = 0; i < requests.length; i++) {
+      if (admitted(results[i], requests[i])) requests[i].limiter.reward(requests[i].key, 1).catch(ignore);
+    }
+    if (decision.refused === undefined) throw limiterUnavailable();
+    if (decision.requests) setRateLimitHeaders(ctx, 'requests', decision.requests);
+    if (decision.tokens) setRateLimitHeaders(ctx, 'tokens', decision.tokens);
+    throw rateLimited(decision.refused);
+  }
+
+  return {
+    onRequest(ctx) {
+      const policy = ctx.principal === undefined ? undefined : policies.get(ctx.principal.id);
+      if (policy !== undefined) return admit(ctx, policy);
+    },
+
+    onFinish(ctx) {
+      const policy = ctx.state.get(STATE) as Policy | undefined;
+      if (policy === undefined || policy.tokens.length === 0) return;
+      const { tokens, estimated } = tokensToCharge(ctx);
+      if (!(tokens > 0)) return;
+      if (estimated) logger.info({ requestId: ctx.id, key: ctx.principal?.id, tokens, estimated: true }, 'rate-limit: charged estimated tokens (the backend reported no usage)');
+      const failed = health === undefined ? ignore : () => health.note('unavailable');
+      for (const b of policy.tokens) b.limiter.penalty(b.key, tokens).catch(failed);
+    },
+  };
+}

@@ -1,0 +1,18 @@
+// Store keys. Every key of one subject (a key id or an org) carries the same
+// hash tag, `{key:<id>}` or `{org:<name>}`, so on a Redis Cluster its request
+// and token counters live in one slot; `redis.prefix` comes first and
+// namespaces them all:  sluice:{key:ci-bot}:requests, sluice:{org:acme}:tokens
+export type Scope = 'key' | 'org';
+export type BudgetKind = 'requests' | 'tokens';
+
+export const hashTag = (scope: Scope, id: string): string => `{${scope}:${id}}`;
+
+export const storeKey = (prefix: string, scope: Scope, id: string, kind: BudgetKind): string => `${prefix}${hashTag(scope, id)}:${kind}`;
+
+/** The slot-deciding part of a key, as Redis Cluster computes it (for tests and operators). */
+export function hashTagOf(key: string): string {
+  const open = key.indexOf('{');
+  if (open === -1) return key;
+  const close = key.indexOf('}', open + 1);
+  return close === -1 || close === open + 1 ? key : key.slice(open + 1, close);
+}

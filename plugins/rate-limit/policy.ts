@@ -1,0 +1,112 @@
+// Which budgets a request must pass, compiled once per config: for each key
+// id, its own budgets (or the plugin's defaults when it names none) and its
+// org's. `decide` reads the limiter answers for one request.
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import type { GatewayConfig } from '../../src/config/schema';
+import type { Budget } from '../../src/config/schema';
+import { storeKey, type BudgetKind, type Scope } from './keys';
+import type { Limiter } from './limiters';
+
+export interface CompiledBudget {
+  readonly scope: Scope;
+  readonly kind: BudgetKind;
+  readonly points: number;
+  readonly windowSeconds: number;
+  readonly key: string;
+  readonly limiter: Limiter;
+  /** x-ratelimit-limit-* value, made once. */
+  readonly limitText: string;
+}
+
+export interface Policy {
+  readonly requests: readonly CompiledBudget[];
+  readonly tokens: readonly CompiledBudget[];
+}
+
+export interface Reading {
+  budget: CompiledBudget;
+  remaining: number;
+  msBeforeNext: number;
+}
+
+export interface Decision {
+  /** The spent budget that refills last (so Retry-After covers every spent one). */
+  refused?: Reading;
+  /** A limiter failed with no insurance (failMode closed). */
+  unavailable: boolean;
+  /** The tightest request and token budgets, for the headers. */
+  requests?: Reading;
+  tokens?: Reading;
+}
+
+type LimiterFor = (points: number, windowSeconds: number) => Limiter;
+
+function budgetsOf(scope: Scope, id: string, limits: Budget | undefined, prefix: string, limiterFor: LimiterFor): CompiledBudget[] {
+  const out: CompiledBudget[] = [];
+  if (limits === undefined) return out;
+  for (const kind of ['requests', 'tokens'] as const) {
+    const points = limits[kind];
+    if (points === undefined) continue;
+    out.push({ scope, kind, points, windowSeconds: limits.windowSeconds, key: storeKey(prefix, scope, id, kind), limiter: limiterFor(points, limits.windowSeconds), limitText: String(points) });
+  }
+  return out;
+}
+
+/** Key id → policy; keys with no budget at all (own, default or org) are absent: unlimited. */
+export function compilePolicies(config: GatewayConfig, defaults: Budget | undefined, prefix: string, limiterFor: LimiterFor): Map<string, Policy> {
+  const orgs = new Map<string, CompiledBudget[]>();
+  for (const [name, org] of Object.entries(config.orgs)) orgs.set(name, budgetsOf('org', name, org.limits, prefix, limiterFor));
+  const policies = new Map<string, Policy>();
+  for (const key of config.keys) {
+    const all = [...budgetsOf('key', key.id, key.limits ?? defaults, prefix, limiterFor), ...(key.org === undefined ? [] : orgs.get(key.org) ?? [])];
+    if (all.length === 0) continue;
+    policies.set(key.id, { requests: all.filter((b) => b.kind === 'requests'), tokens: all.filter((b) => b.kind === 'tokens') });
+  }
+  return policies;
+}
+
+/** A request budget's consume() answer: admitted unless it went past the budget. */
+export const admitted = (result: unknown, budget: CompiledBudget): result is RateLimiterRes =>
+  result instanceof RateLimiterRes && result.consumedPoints <= budget.points;
+
+/** Fewer remaining is tighter; on a tie, the one that refills later. */
+const tighter = (remaining: number, ms: number, than: Reading | undefined): boolean =>
+  than === undefined || remaining < than.remaining || (remaining === than.remaining && ms > than.msBeforeNext);
+
+// null: nothing counted yet, the whole budget is there.
+const remainingOf = (b: CompiledBudget, r: RateLimiterRes | null): number => (r === null ? b.points : Math.max(b.points - r.consumedPoints, 0));
+const msOf = (r: RateLimiterRes | null): number => (r === null ? 0 : Math.max(r.msBeforeNext, 0));
+// A request is refused past its budget; tokens are refused once the budget is used up.
+const spent = (b: CompiledBudget, r: RateLimiterRes | null): boolean =>
+  r !== null && (b.kind === 'requests' ? r.consumedPoints > b.points : r.consumedPoints >= b.points);
+
+/**
+ * `results` holds, in order, one consume() answer per request budget and one
+ * get() answer per token budget, each a RateLimiterRes, null (nothing counted
+ * yet) or an Error (settled, never thrown). A refused request's count is given
+ * back (see hooks), so the headers then show the request budgets without it.
+ */
+export function decide(policy: Policy, results: readonly unknown[]): Decision {
+  const decision: Decision = { unavailable: false };
+  const n = policy.requests.length;
+  const budgetAt = (i: number): CompiledBudget => (i < n ? policy.requests[i] : policy.tokens[i - n]);
+  for (let i = 0; i < results.length; i++) {
+    const r = results[i];
+    if (r !== null && !(r instanceof RateLimiterRes)) decision.unavailable = true;
+    else if (spent(budgetAt(i), r) && (decision.refused === undefined || msOf(r) > decision.refused.msBeforeNext)) {
+      decision.refused = { budget: budgetAt(i), remaining: 0, msBeforeNext: msOf(r) };
+    }
+  }
+  const givenBack = decision.refused !== undefined || decision.unavailable;
+  for (let i = 0; i < results.length; i++) {
+    const r = results[i];
+    if (r !== null && !(r instanceof RateLimiterRes)) continue;
+    const budget = budgetAt(i);
+    let remaining = remainingOf(budget, r);
+    if (givenBack && i < n && !spent(budget, r)) remaining = Math.min(remaining + 1, budget.points);
+    const ms = msOf(r);
+    const slot = budget.kind;
+    if (tighter(remaining, ms, decision[slot])) decision[slot] = { budget, remaining, msBeforeNext: ms };
+  }
+  return decision;
+}

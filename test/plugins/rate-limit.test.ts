@@ -1,0 +1,216 @@
+// The rate-limit plugin's hooks on a small context, counting in memory.
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import Redis from 'ioredis';
+import { Counter, Registry } from 'prom-client';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { plugin } from '../../plugins/rate-limit';
+import { decidedInProcess, InsuranceLimiter, limiterSource } from '../../plugins/rate-limit/limiters';
+import { FALLBACK_TOTAL, limiterMetrics, REDIS_UP } from '../../plugins/rate-limit/metrics';
+import { tokensToCharge } from '../../plugins/rate-limit/hooks';
+import { ConfigError, validateConfig } from '../../src/config/load';
+import { GatewayError } from '../../src/errors';
+import type { Outcome, PluginHooks, RequestContext, Services, Usage } from '../../src/pipeline/contract';
+
+function capture() {
+  const lines: Array<Record<string, unknown>> = [];
+  const stream = new Writable({ write(chunk, _enc, done) { lines.push(JSON.parse(chunk.toString())); done(); } });
+  return { logger: pino({ level: 'info' }, stream), lines };
+}
+
+const config = validateConfig({
+  keys: [
+    { id: 'k', sha256: 'a'.repeat(64), org: 'acme', limits: { requests: 3, tokens: 30, windowSeconds: 60 } },
+    { id: 'd', sha256: 'b'.repeat(64) },
+    { id: 'free', sha256: 'c'.repeat(64), org: 'open' },
+  ],
+  orgs: { acme: { limits: { requests: 100, windowSeconds: 60 } }, open: {} },
+  plugins: [{ name: 'rate-limit' }],
+}, 'inline.yaml', {});
+
+interface TestCtx extends RequestContext { headers: Record<string, string> }
+
+function ctx(keyId: string, extra: Partial<RequestContext> = {}): TestCtx {
+  const headers: Record<string, string> = {};
+  return {
+    id: `req-${Math.random()}`, startedAt: 0, version: 'v1', endpoint: 'chat', stream: false, timings: {}, state: new Map(),
+    principal: { id: keyId, org: keyId === 'k' ? 'acme' : null, mayUse: () => true },
+    chat: { model: 'm', messages: [{ role: 'user', content: 'x'.repeat(40) }], stream: false, model_params: {} } as never,
+    setHeader: (n: string, v: string) => { headers[n] = v; },
+    headers,
+    ...extra,
+  };
+}
+
+const ok: Outcome = { status: 200, reason: null, aborted: false, durationMs: 1 };
+const usage = (total: number, estimated = false): Usage => ({ prompt_tokens: 1, completion_tokens: total - 1, total_tokens: total, estimated });
+const flush = () => new Promise((r) => setImmediate(r));
+
+async function make(services: Services = {}, defaults?: object) {
+  const { logger, lines } = capture();
+  const hooks = await plugin.create(plugin.schema.parse(defaults ? { defaults } : {}), { config, logger, services }) as PluginHooks;
+  return { hooks, lines };
+}
+
+describe('rate-limit plugin, memory store', () => {
+  it('admits within the budgets and sets the six headers', async () => {
+    const { hooks } = await make();
+    const c = ctx('k');
+    await hooks.onRequest!(c);
+    expect(c.headers).toEqual({
+      'x-ratelimit-limit-requests': '3', 'x-ratelimit-remaining-requests': '2', 'x-ratelimit-reset-requests': '1m0s',
+      'x-ratelimit-limit-tokens': '30', 'x-ratelimit-remaining-tokens': '30', 'x-ratelimit-reset-tokens': '0s',
+    });
+  });
+
+  it('refuses past the request budget with rate_limited, Retry-After and the metrics details', async () => {
+    const { hooks } = await make();
+    await hooks.onRequest!(ctx('k'));
+    await hooks.onRequest!(ctx('k'));
+    await hooks.onRequest!(ctx('k'));
+    const c = ctx('k');
+    const err = await Promise.resolve(hooks.onRequest!(c)).catch((e: unknown) => e) as GatewayError;
+    expect(err).toBeInstanceOf(GatewayError);
+    expect(err).toMatchObject({ reason: 'rate_limited', status: 429, param: null, details: { scope: 'key', budget: 'requests' }, headers: { 'retry-after': '60' } });
+    expect(err.message).toMatch(/this API key's request budget \(3 requests per 60 seconds\) is used up\. It refills in (59s|1m0s)\./);
+    expect(c.headers['x-ratelimit-remaining-requests']).toBe('0');
+  });
+
+  it('charges the reported tokens after the response and refuses once they are spent', async () => {
+    const { hooks, lines } = await make();
+    const first = ctx('k');
+    await hooks.onRequest!(first);
+    first.usage = usage(25);
+    hooks.onFinish!(first, ok);
+    await flush();
+    const second = ctx('k');
+    await hooks.onRequest!(second);
+    expect(second.headers['x-ratelimit-remaining-tokens']).toBe('5');
+    second.usage = usage(5);
+    hooks.onFinish!(second, ok);
+    await flush();
+    expect(lines.some((l) => l.estimated)).toBe(false);
+    const err = await Promise.resolve(hooks.onRequest!(ctx('k'))).catch((e: unknown) => e) as GatewayError;
+    expect(err).toMatchObject({ reason: 'rate_limited', details: { scope: 'key', budget: 'tokens' } });
+  });
+
+  it('gives back the request counted by a budget that had room when another refuses', async () => {
+    const { hooks } = await make();
+    const first = ctx('k');
+    await hooks.onRequest!(first);
+    first.usage = usage(30); // spends the key's tokens
+    hooks.onFinish!(first, ok);
+    await flush();
+    await expect(Promise.resolve(hooks.onRequest!(ctx('k')))).rejects.toMatchObject({ details: { budget: 'tokens' } });
+    await flush();
+    // The refused request did not use the key's second request.
+    const again = ctx('k');
+    await expect(Promise.resolve(hooks.onRequest!(again))).rejects.toMatchObject({ details: { budget: 'tokens' } });
+    expect(again.headers['x-ratelimit-remaining-requests']).toBe('2');
+    expect(again.headers['x-ratelimit-remaining-tokens']).toBe('0');
+  });
+
+  it('logs an estimated charge, and charges nothing for a request it did not admit', async () => {
+    const { hooks, lines } = await make();
+    const c = ctx('k');
+    await hooks.onRequest!(c);
+    c.usage = usage(9, true);
+    hooks.onFinish!(c, ok);
+    expect(lines).toEqual([expect.objectContaining({ requestId: c.id, key: 'k', tokens: 9, estimated: true })]);
+    const never = ctx('k', { usage: usage(1000) });
+    hooks.onFinish!(never, ok); // never passed onRequest
+    await flush();
+    const next = ctx('k');
+    await hooks.onRequest!(next);
+    expect(next.headers['x-ratelimit-remaining-tokens']).toBe('21');
+  });
+
+  it('estimates the prompt for a stream cut short before any usage arrived', () => {
+    expect(tokensToCharge(ctx('k'))).toEqual({ tokens: 0, estimated: false });
+    expect(tokensToCharge(ctx('k', { timings: { firstEvent: 5 } }))).toEqual({ tokens: 10, estimated: true });
+    expect(tokensToCharge(ctx('k', { usage: usage(16) }))).toEqual({ tokens: 16, estimated: false });
+  });
+
+  it('applies the defaults to keys that name no limits, and leaves keys with none unlimited', async () => {
+    const { hooks } = await make({}, { requests: 1, windowSeconds: 5 });
+    const d = ctx('d');
+    await hooks.onRequest!(d);
+    expect(d.headers['x-ratelimit-limit-requests']).toBe('1');
+    expect(d.headers['x-ratelimit-limit-tokens']).toBeUndefined();
+    await expect(Promise.resolve(hooks.onRequest!(ctx('d')))).rejects.toMatchObject({ reason: 'rate_limited' });
+  });
+
+  it('leaves a key with no budget of its own, no defaults and no org budget unlimited', async () => {
+    const { hooks } = await make();
+    const free = ctx('free');
+    expect(hooks.onRequest!(free)).toBeUndefined(); // nothing to wait for
+    expect(free.headers).toEqual({});
+  });
+
+  it('keeps in-memory counts across a reload (create() again with the same services)', async () => {
+    const services: Services = {};
+    const { hooks } = await make(services);
+    await hooks.onRequest!(ctx('k'));
+    const { hooks: reloaded } = await make(services);
+    const c = ctx('k');
+    await reloaded.onRequest!(c);
+    expect(c.headers['x-ratelimit-remaining-requests']).toBe('1');
+  });
+});
+
+describe('rate-limit limiters', () => {
+  it('shares one limiter between equal budgets', () => {
+    const limiterFor = limiterSource({ failMode: 'open', services: {} });
+    expect(limiterFor(5, 60)).toBe(limiterFor(5, 60));
+    expect(limiterFor(5, 60)).not.toBe(limiterFor(5, 30));
+  });
+
+  it('marks what the insurance limiter decided, admitted, refused or unread', async () => {
+    const insurance = new InsuranceLimiter({ points: 1, duration: 60, keyPrefix: '' });
+    expect(decidedInProcess(await insurance.get('a'))).toBe(true);
+    expect(decidedInProcess(await insurance.consume('a'))).toBe(true);
+    const refused = await insurance.consume('a').catch((r: unknown) => r);
+    expect(refused).toBeInstanceOf(RateLimiterRes);
+    expect(decidedInProcess(refused)).toBe(true);
+    expect(decidedInProcess(new RateLimiterRes())).toBe(false);
+    expect(decidedInProcess(null)).toBe(false);
+  });
+});
+
+describe('rate-limit metrics', () => {
+  it('registers each metric once per registry, however often create() runs', async () => {
+    const registry = new Registry();
+    const redis = new Redis({ lazyConnect: true });
+    try {
+      const services: Services = { metrics: registry, redis };
+      const first = limiterMetrics(services);
+      const second = limiterMetrics(services);
+      expect(second.fallback).toBe(first.fallback);
+      expect(registry.getSingleMetric(FALLBACK_TOTAL)).toBeInstanceOf(Counter);
+      const text = await registry.metrics();
+      expect(text).toContain(`${REDIS_UP} 0`);
+      expect(text).toContain(`${FALLBACK_TOTAL} 0`);
+      await make(services);
+      await make(services);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('registers no Redis gauge without Redis, and nothing without a registry', () => {
+    const registry = new Registry();
+    limiterMetrics({ metrics: registry });
+    expect(registry.getSingleMetric(REDIS_UP)).toBeUndefined();
+    expect(limiterMetrics({})).toEqual({});
+  });
+});
+
+describe('rate-limit config check', () => {
+  it('refuses limits when the rate-limit plugin is not in the chain', () => {
+    const raw = { keys: [{ id: 'k', sha256: 'a'.repeat(64), limits: { requests: 1 } }] };
+    expect(() => validateConfig(raw, 'inline.yaml', {})).toThrow(ConfigError);
+    expect(() => validateConfig(raw, 'inline.yaml', {})).toThrow(/keys\[0\]\.limits: limits need the rate-limit plugin/);
+    expect(() => validateConfig({ orgs: { acme: { limits: { tokens: 5 } } } }, 'inline.yaml', {})).toThrow(/orgs\.acme\.limits/);
+    expect(() => validateConfig({ ...raw, plugins: [{ name: 'rate-limit' }] }, 'inline.yaml', {})).not.toThrow();
+  });
+});

@@ -1,0 +1,127 @@
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { formatReset, rateLimited, refusalMessage, retryAfterSeconds } from '../../plugins/rate-limit/headers';
+import { hashTag, hashTagOf, storeKey } from '../../plugins/rate-limit/keys';
+import { admitted, compilePolicies, decide, type Policy } from '../../plugins/rate-limit/policy';
+import { validateConfig } from '../../src/config/load';
+
+describe('rate-limit: reset and Retry-After formatting', () => {
+  it.each([
+    [0, '0s'], [1, '1s'], [999, '1s'], [1000, '1s'], [1001, '2s'], [59_000, '59s'], [60_000, '1m0s'],
+    [360_000, '6m0s'], [361_500, '6m2s'], [3_600_000, '1h0m0s'], [3_723_000, '1h2m3s'], [-5, '0s'],
+  ])('%d ms → %s', (ms, text) => expect(formatReset(ms)).toBe(text));
+
+  it('Retry-After is whole seconds, rounded up, at least 1', () => {
+    expect(retryAfterSeconds(0)).toBe(1);
+    expect(retryAfterSeconds(1)).toBe(1);
+    expect(retryAfterSeconds(1000)).toBe(1);
+    expect(retryAfterSeconds(1001)).toBe(2);
+    expect(retryAfterSeconds(59_500)).toBe(60);
+  });
+});
+
+describe('rate-limit: refusal wording', () => {
+  it('names the budget, its owner, the budget size and when it refills', () => {
+    expect(refusalMessage('key', 'requests', 50, 60, 12_000)).toBe("Rate limit reached: this API key's request budget (50 requests per 60 seconds) is used up. It refills in 12s.");
+    expect(refusalMessage('org', 'tokens', 2_000_000, 3600, 360_000)).toBe("Rate limit reached: your organization's token budget (2000000 tokens per 3600 seconds) is used up. It refills in 6m0s.");
+    expect(refusalMessage('key', 'tokens', 10, 1, 0)).toContain('(10 tokens per second) is used up. It refills in 1s.');
+  });
+
+  it('builds the 429 with Retry-After and the details the metrics read', () => {
+    const budget = { scope: 'org', kind: 'tokens', points: 100, windowSeconds: 60, key: 'k', limiter: undefined as never, limitText: '100' } as const;
+    const err = rateLimited({ budget, remaining: 0, msBeforeNext: 2500 });
+    expect(err).toMatchObject({ reason: 'rate_limited', status: 429, param: null, headers: { 'retry-after': '3' }, details: { scope: 'org', budget: 'tokens' } });
+  });
+});
+
+describe('rate-limit: store keys', () => {
+  it('hash-tags every key of one subject with the same tag, after the prefix', () => {
+    expect(hashTag('key', 'ci-bot')).toBe('{key:ci-bot}');
+    expect(storeKey('sluice:', 'key', 'ci-bot', 'requests')).toBe('sluice:{key:ci-bot}:requests');
+    expect(storeKey('sluice:', 'org', 'acme', 'tokens')).toBe('sluice:{org:acme}:tokens');
+    expect(hashTagOf(storeKey('p:', 'key', 'a', 'requests'))).toBe(hashTagOf(storeKey('p:', 'key', 'a', 'tokens')));
+    expect(hashTagOf(storeKey('p:', 'key', 'a', 'requests'))).not.toBe(hashTagOf(storeKey('p:', 'org', 'a', 'requests')));
+  });
+
+  it('computes the slot-deciding part like Redis Cluster does', () => {
+    expect(hashTagOf('plain')).toBe('plain');
+    expect(hashTagOf('a{b}c')).toBe('b');
+    expect(hashTagOf('a{}c{d}')).toBe('a{}c{d}');
+    expect(hashTagOf('a{b')).toBe('a{b');
+  });
+});
+
+describe('rate-limit: policies and decisions', () => {
+  const config = validateConfig({
+    keys: [
+      { id: 'own', sha256: 'a'.repeat(64), org: 'acme', limits: { requests: 5, windowSeconds: 10 } },
+      { id: 'dflt', sha256: 'b'.repeat(64) },
+      { id: 'orgonly', sha256: 'c'.repeat(64), org: 'acme', limits: { tokens: 7 } },
+      { id: 'free', sha256: 'd'.repeat(64), org: 'open' },
+    ],
+    orgs: { acme: { limits: { requests: 50, tokens: 1000, windowSeconds: 60 } }, open: {} },
+    plugins: [{ name: 'rate-limit' }],
+  }, 'inline.yaml', {});
+  const limiterFor = (points: number, duration: number) => new RateLimiterMemory({ points, duration });
+  const policies = compilePolicies(config, { requests: 3, windowSeconds: 60 }, 'p:', limiterFor);
+
+  it('gives a key its own budgets (or the defaults) plus its org\'s; keys with none are absent', () => {
+    const own = policies.get('own')!;
+    expect(own.requests.map((b) => [b.scope, b.points, b.windowSeconds, b.key])).toEqual([['key', 5, 10, 'p:{key:own}:requests'], ['org', 50, 60, 'p:{org:acme}:requests']]);
+    expect(own.tokens.map((b) => [b.scope, b.points])).toEqual([['org', 1000]]);
+    expect(policies.get('dflt')!.requests.map((b) => [b.scope, b.points])).toEqual([['key', 3]]);
+    expect(policies.get('orgonly')!.tokens.map((b) => [b.scope, b.points])).toEqual([['key', 7], ['org', 1000]]);
+    expect(policies.get('free')!.requests.map((b) => [b.scope, b.points])).toEqual([['key', 3]]);
+    const noDefaults = compilePolicies(config, undefined, 'p:', limiterFor);
+    expect(noDefaults.has('free')).toBe(false);
+    expect(noDefaults.has('dflt')).toBe(false);
+    expect(noDefaults.get('orgonly')!.requests.map((b) => [b.scope, b.points])).toEqual([['org', 50]]);
+    // The org's budgets are compiled once and shared by its keys.
+    expect(policies.get('own')!.tokens[0]).toBe(policies.get('orgonly')!.tokens[1]);
+  });
+
+  const policy = policies.get('own')!; // requests: key 5, org 50; tokens: org 1000
+  const res = (consumed: number, ms: number) => new RateLimiterRes(0, ms, consumed);
+
+  it('admits and reports the tightest budget of each kind', () => {
+    const d = decide(policy, [res(4, 9000), res(10, 50_000), res(200, 30_000)]);
+    expect(d.refused).toBeUndefined();
+    expect(d.unavailable).toBe(false);
+    expect(d.requests).toMatchObject({ remaining: 1, msBeforeNext: 9000, budget: { scope: 'key' } });
+    expect(d.tokens).toMatchObject({ remaining: 800, msBeforeNext: 30_000 });
+  });
+
+  it('treats an unread token budget as full', () => {
+    const d = decide(policy, [res(1, 10_000), res(1, 60_000), null]);
+    expect(d.tokens).toMatchObject({ remaining: 1000, msBeforeNext: 0 });
+  });
+
+  it('refuses a request past a request budget, and a token budget once used up', () => {
+    expect(decide(policy, [res(6, 4000), res(7, 50_000), null]).refused).toMatchObject({ budget: { scope: 'key', kind: 'requests' }, msBeforeNext: 4000 });
+    expect(decide(policy, [res(5, 4000), res(7, 50_000), null]).refused).toBeUndefined();
+    expect(decide(policy, [res(1, 4000), res(7, 50_000), res(1000, 20_000)]).refused).toMatchObject({ budget: { scope: 'org', kind: 'tokens' } });
+    expect(decide(policy, [res(1, 4000), res(7, 50_000), res(999, 20_000)]).refused).toBeUndefined();
+  });
+
+  it('reports the spent budget that refills last', () => {
+    const d = decide(policy, [res(6, 4000), res(51, 50_000), res(1000, 20_000)]);
+    expect(d.refused).toMatchObject({ budget: { scope: 'org', kind: 'requests' }, msBeforeNext: 50_000 });
+  });
+
+  it('on a tie in remaining, the later reset is the tighter', () => {
+    const d = decide(policy, [res(5, 4000), res(50, 50_000), null]);
+    expect(d.requests).toMatchObject({ remaining: 0, msBeforeNext: 50_000, budget: { scope: 'org' } });
+  });
+
+  it('marks a store error as unavailable', () => {
+    const d = decide(policy, [new Error('down'), res(1, 1000), null]);
+    expect(d.unavailable).toBe(true);
+    expect(d.refused).toBeUndefined();
+  });
+
+  it('tells which request budgets admitted (to give the count back on a refusal)', () => {
+    const [key] = policy.requests;
+    expect(admitted(res(5, 1), key)).toBe(true);
+    expect(admitted(res(6, 1), key)).toBe(false);
+    expect(admitted(new Error('x'), key)).toBe(false);
+  });
+});
