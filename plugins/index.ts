@@ -3,5 +3,6 @@ import type { PluginDefinition } from '../src/pipeline/contract';
 import { plugin as contentFilter } from './content-filter';
 import { plugin as limits } from './limits';
 import { plugin as rateLimit } from './rate-limit';
+import { plugin as metrics } from './metrics';
 
-export const builtinPlugins: PluginDefinition<any>[] = [contentFilter, limits, rateLimit];
+export const builtinPlugins: PluginDefinition<any>[] = [contentFilter, limits, rateLimit, metrics];

@@ -6,6 +6,7 @@ import type { LoadedConfig } from './config/load';
 import { PluginRegistry } from './pipeline/registry';
 import type { PluginDefinition, Services } from './pipeline/contract';
 import { buildRuntime, type Runtime } from './runtime';
+import { createMetricsRegistry } from './metrics/registry';
 import { attachRedis, closeRedisClient } from './redis/client';
 import { builtinPlugins } from '../plugins';
 
@@ -24,7 +25,7 @@ export const ALWAYS_ON = ['limits'];
 
 export async function createGateway(loaded: LoadedConfig, logger: Logger, extraPlugins: PluginDefinition[] = []): Promise<Gateway> {
   const registry = new PluginRegistry([...builtinPlugins, ...extraPlugins]);
-  const services: Services = {};
+  const services: Services = { metrics: createMetricsRegistry() };
   await attachRedis(services, loaded.config, logger);
   const deps = { registry, logger, services, alwaysOn: ALWAYS_ON };
   const state: GatewayState = { runtime: await buildRuntime(loaded, deps), ready: true, logger };

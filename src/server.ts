@@ -6,11 +6,14 @@ import { ConfigError, defaultConfigPath, loadConfigFile } from './config/load';
 import { createLogger, type Logger } from './log';
 import { createGateway, type Gateway } from './gateway';
 import { closeDemoBackends } from './runtime';
+import { startMetricsServer, type MetricsServer } from './metrics/server';
 
 export interface RunningGateway {
   gateway: Gateway;
   server: Server;
   url: string;
+  /** The metrics listener; undefined when server.metrics.port is 0. */
+  metrics?: MetricsServer;
   stop(): Promise<void>;
 }
 
@@ -26,6 +29,7 @@ export async function startGateway(file = defaultConfigPath(), logger: Logger = 
   const addr = server.address() as AddressInfo;
   const url = `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
   logger.info({ url, config: loaded.file }, 'listening');
+  const metrics = await startMetricsListener(gateway, loaded.config.server.metrics, logger);
 
   const stop = async (): Promise<void> => {
     gateway.state.ready = false;
@@ -36,9 +40,19 @@ export async function startGateway(file = defaultConfigPath(), logger: Logger = 
     await Promise.race([closed, deadline]);
     server.closeAllConnections();
     await gateway.close();
+    await metrics?.close();
     await closeDemoBackends();
   };
-  return { gateway, server, url, stop };
+  return { gateway, server, url, metrics, stop };
+}
+
+/** Port 0 in the config turns the metrics listener off. Host, port and token are read once, at start. */
+async function startMetricsListener(gateway: Gateway, options: { host: string; port: number; token?: string }, logger: Logger): Promise<MetricsServer | undefined> {
+  const registry = gateway.services.metrics;
+  if (options.port === 0 || registry === undefined) return undefined;
+  const metrics = await startMetricsServer(registry, options);
+  logger.info({ url: `${metrics.url}/metrics`, token: options.token !== undefined }, 'metrics listening');
+  return metrics;
 }
 
 export async function main(): Promise<void> {

@@ -30,6 +30,11 @@ interface CompiledRoute extends Route {
 const CACHE_LIMIT = 4096;
 const ENDPOINTS: readonly Endpoint[] = ['chat', 'images'];
 
+/** The configured model ids: each route's model unless it is a glob, plus the ids a glob route advertises. */
+export function exactModelIds(routes: readonly RouteConfig[]): string[] {
+  return [...new Set(routes.flatMap((r) => (isGlob(r.model) ? r.advertise ?? [] : [r.model])))];
+}
+
 export function compileRoutes(routes: readonly RouteConfig[], problems: string[] = []): RouteTable {
   const compiled: CompiledRoute[] = routes.map((r, index) => ({
     index,
@@ -53,7 +58,7 @@ export function compileRoutes(routes: readonly RouteConfig[], problems: string[]
     return found;
   };
 
-  const candidates = [...new Set(routes.flatMap((r) => (isGlob(r.model) ? r.advertise ?? [] : [r.model])))];
+  const candidates = exactModelIds(routes);
   const listing = new Map<Version, ListedModel[]>();
   for (const version of ['v1', 'v2'] as const) {
     listing.set(version, candidates

@@ -7,11 +7,14 @@ import { validateConfig } from '../../src/config/load';
 import { createGateway, type Gateway } from '../../src/gateway';
 import { hashKey } from '../../src/auth/keys';
 import type { PluginDefinition } from '../../src/pipeline/contract';
+import { startMetricsServer, type MetricsServer } from '../../src/metrics/server';
 
 export interface TestGateway {
   url: string;
   server: Server;
   gateway: Gateway;
+  /** The metrics listener (on its own ephemeral port), when `metrics` was asked for. */
+  metrics?: MetricsServer;
   close(): Promise<void>;
 }
 
@@ -23,10 +26,11 @@ export function makeKey(id: string, extra: Record<string, unknown> = {}): { key:
 
 export const silentLogger = () => pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
-export async function startGateway(config: Record<string, unknown>, opts: { file?: string; plugins?: PluginDefinition[] } = {}): Promise<TestGateway> {
+export async function startGateway(config: Record<string, unknown>, opts: { file?: string; plugins?: PluginDefinition[]; metrics?: { token?: string }; logger?: pino.Logger } = {}): Promise<TestGateway> {
   const file = opts.file ?? `${process.cwd()}/test/inline.yaml`;
   const validated = validateConfig({ server: { port: 0 }, ...config }, file, { ...process.env, PORT: '' });
-  const gateway = await createGateway({ config: validated, file }, silentLogger(), opts.plugins ?? []);
+  const gateway = await createGateway({ config: validated, file }, opts.logger ?? silentLogger(), opts.plugins ?? []);
+  const metrics = opts.metrics && await startMetricsServer(gateway.services.metrics!, { host: '127.0.0.1', port: 0, token: opts.metrics.token });
   const server = createServer(gateway.app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -34,7 +38,9 @@ export async function startGateway(config: Record<string, unknown>, opts: { file
     url: `http://127.0.0.1:${port}`,
     server,
     gateway,
+    metrics,
     close: async () => {
+      await metrics?.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await gateway.close();

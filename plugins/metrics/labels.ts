@@ -1,0 +1,28 @@
+// Label values are bounded, so the number of series is fixed by the config,
+// never by what clients send: a model is a configured id or "other", a key is
+// its configured id, a reason comes from the error catalogue, and values a
+// third-party plugin might put in an error's details are checked against the
+// known sets.
+import { exactModelIds, type RequestContext } from '../../src';
+import type { GatewayConfig } from '../../src/config/schema';
+
+export const OTHER = 'other';
+
+/** Maps a client's model id to its label; '' when the request never named one (401, /models). */
+export function modelLabeler(config: GatewayConfig): (model: string | undefined) => string {
+  const known = new Set(exactModelIds(config.routes));
+  return (model) => (model === undefined ? '' : known.has(model) ? model : OTHER);
+}
+
+const SCOPES = new Set(['key', 'org']);
+const BUDGETS = new Set(['requests', 'tokens']);
+const KINDS = new Set(['connect', 'timeout', 'status', 'stream']);
+
+const oneOf = (known: ReadonlySet<string>, value: string | undefined): string => (value !== undefined && known.has(value) ? value : OTHER);
+
+export const scopeLabel = (ctx: RequestContext): string => oneOf(SCOPES, ctx.error?.details?.scope);
+export const budgetLabel = (ctx: RequestContext): string => oneOf(BUDGETS, ctx.error?.details?.budget);
+export const kindLabel = (ctx: RequestContext): string => oneOf(KINDS, ctx.error?.details?.kind);
+
+/** The configured upstream the request was routed to (upstream errors happen only after routing). */
+export const upstreamLabel = (ctx: RequestContext): string => ctx.route?.upstream ?? OTHER;

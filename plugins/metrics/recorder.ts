@@ -1,0 +1,85 @@
+// Records one finished request into the metrics. The hot path reuses label
+// children: prom-client's labels() builds and validates a label object on
+// every call, so each child is made once per label set and kept in a Map
+// keyed by the joined values (label values are bounded, so the maps are too).
+import type { Counter, Histogram, Registry } from 'prom-client';
+import { registerMetrics, type GatewayMetrics } from './metrics';
+
+type CounterChild = Counter.Internal;
+type HistogramChild = Histogram.Internal<string>;
+
+const SEP = '\u0000';
+
+export class Recorder {
+  private readonly requestChildren = new Map<string, CounterChild>();
+  private readonly durationChildren = new Map<string, HistogramChild>();
+  private readonly ttfbChildren = new Map<string, HistogramChild>();
+  private readonly firstEventChildren = new Map<string, HistogramChild>();
+  private readonly tokenChildren = new Map<string, { prompt: CounterChild; completion: CounterChild }>();
+
+  constructor(readonly metrics: GatewayMetrics) {}
+
+  request(endpoint: string, version: string, model: string, status: number, reason: string): void {
+    const key = endpoint + SEP + version + SEP + model + SEP + status + SEP + reason;
+    let child = this.requestChildren.get(key);
+    if (child === undefined) this.requestChildren.set(key, (child = this.metrics.requests.labels(endpoint, version, model, String(status), reason)));
+    child.inc();
+  }
+
+  duration(endpoint: string, model: string, stream: boolean, seconds: number): void {
+    const key = endpoint + SEP + model + SEP + (stream ? 't' : 'f');
+    let child = this.durationChildren.get(key);
+    if (child === undefined) this.durationChildren.set(key, (child = this.metrics.duration.labels(endpoint, model, String(stream))));
+    child.observe(seconds);
+  }
+
+  upstreamTtfb(upstream: string, model: string, seconds: number): void {
+    const key = upstream + SEP + model;
+    let child = this.ttfbChildren.get(key);
+    if (child === undefined) this.ttfbChildren.set(key, (child = this.metrics.upstreamTtfb.labels(upstream, model)));
+    child.observe(seconds);
+  }
+
+  firstEvent(model: string, seconds: number): void {
+    let child = this.firstEventChildren.get(model);
+    if (child === undefined) this.firstEventChildren.set(model, (child = this.metrics.firstEvent.labels(model)));
+    child.observe(seconds);
+  }
+
+  tokens(model: string, key: string, org: string, estimated: boolean, prompt: number, completion: number): void {
+    const id = model + SEP + key + SEP + org + SEP + (estimated ? 't' : 'f');
+    let pair = this.tokenChildren.get(id);
+    if (pair === undefined) {
+      const e = String(estimated);
+      pair = { prompt: this.metrics.tokens.labels('prompt', model, key, org, e), completion: this.metrics.tokens.labels('completion', model, key, org, e) };
+      this.tokenChildren.set(id, pair);
+    }
+    pair.prompt.inc(prompt);
+    pair.completion.inc(completion);
+  }
+
+  // Refusals and failures are rare next to requests: no child cache needed.
+  rateLimited(scope: string, budget: string): void {
+    this.metrics.rateLimited.inc({ scope, budget });
+  }
+
+  contentFilterBlock(endpoint: string): void {
+    this.metrics.contentFilterBlocks.inc({ endpoint });
+  }
+
+  upstreamError(upstream: string, kind: string): void {
+    this.metrics.upstreamErrors.inc({ upstream, kind });
+  }
+}
+
+const byRegistry = new WeakMap<Registry, Recorder>();
+
+/** One recorder per registry, so its metrics and label children survive config reloads. */
+export function recorderFor(registry: Registry): Recorder {
+  let recorder = byRegistry.get(registry);
+  if (recorder === undefined) {
+    recorder = new Recorder(registerMetrics(registry));
+    byRegistry.set(registry, recorder);
+  }
+  return recorder;
+}

@@ -1,0 +1,78 @@
+// The metrics listener: a plain node:http server, apart from the public port,
+// that answers GET /metrics in the Prometheus text format and nothing else.
+// With a token, a scrape must send `Authorization: Bearer <token>`.
+//
+//   const metrics = await startMetricsServer(registry, { host: '127.0.0.1', port: 9464, token });
+//   ...; await metrics.close();
+//
+// `port` is the port to listen on, 0 meaning any free one (tests). The config's
+// "server.metrics.port: 0 turns it off" is decided by the caller (src/server.ts).
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+
+export interface MetricsServerOptions {
+  host: string;
+  port: number;
+  token?: string;
+}
+
+export interface MetricsServer {
+  server: Server;
+  /** Base URL, e.g. http://127.0.0.1:9464; scrape `${url}/metrics`. */
+  url: string;
+  close(): Promise<void>;
+}
+
+const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
+
+/** Compares digests, so the time taken says nothing about the token. */
+function tokenCheck(token: string | undefined): (header: string | undefined) => boolean {
+  if (token === undefined) return () => true;
+  const expected = digest(`Bearer ${token}`);
+  return (header) => header !== undefined && timingSafeEqual(digest(header.trim()), expected);
+}
+
+function answer(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+export function metricsHandler(registry: Registry, token?: string): (req: IncomingMessage, res: ServerResponse) => void {
+  const authorized = tokenCheck(token);
+  return (req, res) => {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    if (path !== '/metrics') return answer(res, 404, 'Not found. Metrics are at GET /metrics.\n');
+    if (req.method !== 'GET' && req.method !== 'HEAD') return answer(res, 405, 'Method not allowed.\n', { allow: 'GET, HEAD' });
+    if (!authorized(req.headers.authorization)) return answer(res, 401, 'Unauthorized.\n', { 'www-authenticate': 'Bearer' });
+    registry.metrics().then(
+      (text) => {
+        res.writeHead(200, { 'content-type': registry.contentType, 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+        res.end(req.method === 'HEAD' ? undefined : text);
+      },
+      () => answer(res, 500, 'Collecting metrics failed.\n'),
+    );
+  };
+}
+
+export async function startMetricsServer(registry: Registry, options: MetricsServerOptions): Promise<MetricsServer> {
+  const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, metricsHandler(registry, options.token));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = server.address() as AddressInfo;
+  const url = `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
+  return {
+    server,
+    url,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
+}

@@ -1,0 +1,134 @@
+// The metrics plugin's hooks on small contexts: registration survives config
+// reloads, labels stay bounded, gauges go up and come back down.
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { GatewayError, type Outcome, type PluginHooks, type RequestContext } from '../../src';
+import { validateConfig } from '../../src/config/load';
+import { plugin } from '../../plugins/metrics';
+import { DURATION_BUCKETS, FIRST_BYTE_BUCKETS } from '../../plugins/metrics/metrics';
+import { parseExposition, series } from '../support/metrics';
+
+const config = validateConfig({
+  keys: [{ id: 'alice', sha256: 'a'.repeat(64), org: 'acme' }],
+  orgs: { acme: {} },
+  upstreams: { b: { url: 'http://127.0.0.1:1/v1' } },
+  routes: [{ model: 'exact-1', upstream: 'b' }, { model: 'glob-*', upstream: 'b', advertise: ['glob-listed'] }],
+});
+
+function context(overrides: Partial<RequestContext> = {}): RequestContext {
+  return {
+    id: 'req-1', startedAt: 0, version: 'v1', endpoint: 'chat', stream: false, timings: {},
+    state: new Map(), setHeader: () => undefined,
+    principal: { id: 'alice', org: 'acme', mayUse: () => true },
+    route: { index: 0, upstream: 'b' },
+    ...overrides,
+  };
+}
+
+const outcome = (status: number, reason: Outcome['reason'] = null): Outcome => ({ status, reason, aborted: reason === 'client_closed', durationMs: 12 });
+
+async function create(registry: Registry, cfg = config): Promise<PluginHooks> {
+  return plugin.create({}, { config: cfg, logger: pino({ level: 'silent' }), services: { metrics: registry } });
+}
+
+const scrape = async (registry: Registry) => parseExposition(await registry.metrics());
+
+describe('metrics plugin', () => {
+  it('registers each metric once per registry, so a reload keeps counting', async () => {
+    const registry = new Registry();
+    const first = await create(registry);
+    first.onFinish!(context({ model: 'exact-1' }), outcome(200));
+    const second = await create(registry); // a config reload
+    second.onFinish!(context({ model: 'exact-1' }), outcome(200));
+    expect(series(await scrape(registry), 'sluice_requests_total')).toEqual({ 'endpoint=chat,model=exact-1,reason=,status=200,version=v1': 2 });
+  });
+
+  it('labels a model with its configured id, "other", or nothing when none was named', async () => {
+    const registry = new Registry();
+    const hooks = await create(registry);
+    for (const model of ['exact-1', 'glob-listed', 'glob-unlisted', 'something-else', undefined]) hooks.onFinish!(context({ model }), outcome(200));
+    expect(series(await scrape(registry), 'sluice_request_duration_seconds_count')).toEqual({
+      'endpoint=chat,model=exact-1,stream=false': 1,
+      'endpoint=chat,model=glob-listed,stream=false': 1,
+      'endpoint=chat,model=other,stream=false': 2,
+      'endpoint=chat,model=,stream=false': 1,
+    });
+  });
+
+  it('follows the reloaded config\'s models', async () => {
+    const registry = new Registry();
+    await create(registry);
+    const reloaded = await create(registry, { ...config, routes: [{ ...config.routes[0], model: 'exact-2' }] });
+    reloaded.onFinish!(context({ model: 'exact-1' }), outcome(200));
+    reloaded.onFinish!(context({ model: 'exact-2' }), outcome(200));
+    expect(Object.keys(series(await scrape(registry), 'sluice_requests_total')).sort()).toEqual([
+      'endpoint=chat,model=exact-2,reason=,status=200,version=v1',
+      'endpoint=chat,model=other,reason=,status=200,version=v1',
+    ]);
+  });
+
+  it('holds a request on the gauges from onRequest and a stream from its head, until the finish', async () => {
+    const registry = new Registry();
+    const hooks = await create(registry);
+    const ctx = context({ model: 'exact-1', stream: true });
+    await hooks.onRequest!(ctx);
+    hooks.onResponseHead!(ctx, { status: 200, stream: true });
+    let samples = await scrape(registry);
+    expect(series(samples, 'sluice_inflight_requests')).toEqual({ '': 1 });
+    expect(series(samples, 'sluice_active_streams')).toEqual({ '': 1 });
+    hooks.onFinish!(ctx, outcome(499, 'client_closed'));
+    samples = await scrape(registry);
+    expect(series(samples, 'sluice_inflight_requests')).toEqual({ '': 0 });
+    expect(series(samples, 'sluice_active_streams')).toEqual({ '': 0 });
+  });
+
+  it('does not count a request whose finish ran before its onRequest (client left during an awaited hook)', async () => {
+    const registry = new Registry();
+    const hooks = await create(registry);
+    const ctx = context({ model: 'exact-1' });
+    hooks.onFinish!(ctx, outcome(499, 'client_closed'));
+    await hooks.onRequest!(ctx);
+    hooks.onResponseHead!(ctx, { status: 200, stream: true });
+    const samples = await scrape(registry);
+    expect(series(samples, 'sluice_inflight_requests')).toEqual({ '': 0 });
+    expect(series(samples, 'sluice_active_streams')).toEqual({ '': 0 });
+  });
+
+  it('keeps labels from error details to the known values', async () => {
+    const registry = new Registry();
+    const hooks = await create(registry);
+    const refuse = (details?: Record<string, string>) => new GatewayError('rate_limited', 'no', { details });
+    hooks.onFinish!(context({ error: refuse({ scope: 'org', budget: 'tokens' }) }), outcome(429, 'rate_limited'));
+    hooks.onFinish!(context({ error: refuse({ scope: 'user-42', budget: 'x' }) }), outcome(429, 'rate_limited'));
+    hooks.onFinish!(context({ error: refuse() }), outcome(429, 'rate_limited'));
+    const failed = new GatewayError('upstream_error', 'no', { details: { kind: 'weird', upstream: 'b' } });
+    hooks.onFinish!(context({ error: failed }), outcome(502, 'upstream_error'));
+    const samples = await scrape(registry);
+    expect(series(samples, 'sluice_rate_limited_total')).toEqual({ 'budget=tokens,scope=org': 1, 'budget=other,scope=other': 2 });
+    expect(series(samples, 'sluice_upstream_errors_total')).toEqual({ 'kind=other,upstream=b': 1 });
+  });
+
+  it('counts tokens under the key id and org, never anything the client sent', async () => {
+    const registry = new Registry();
+    const hooks = await create(registry);
+    const usage = { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7, estimated: true };
+    hooks.onFinish!(context({ model: 'glob-listed', usage, principal: { id: 'alice', org: null, mayUse: () => true } }), outcome(200));
+    expect(series(await scrape(registry), 'sluice_tokens_total')).toEqual({
+      'estimated=true,key=alice,model=glob-listed,org=,type=prompt': 3,
+      'estimated=true,key=alice,model=glob-listed,org=,type=completion': 4,
+    });
+  });
+
+  it('refuses to start without a registry to write to', async () => {
+    await expect(async () => plugin.create({}, { config, logger: pino({ level: 'silent' }), services: {} })).rejects.toThrow(/services\.metrics/);
+  });
+
+  it('uses ascending buckets from milliseconds to minutes', () => {
+    for (const buckets of [DURATION_BUCKETS, FIRST_BYTE_BUCKETS]) {
+      expect([...buckets].sort((a, b) => a - b)).toEqual(buckets);
+      expect(buckets[0]).toBeLessThanOrEqual(0.005);
+    }
+    expect(DURATION_BUCKETS.at(-1)).toBeGreaterThanOrEqual(600);
+    expect(FIRST_BYTE_BUCKETS.at(-1)).toBeGreaterThanOrEqual(60);
+  });
+});
