@@ -6,15 +6,19 @@ import type { Context } from '../pipeline/context';
 
 const round = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : Math.round(ms * 100) / 100);
 
+// The model id is the client's own text: clipped, so no client can bloat the log.
+const MODEL_MAX_CHARS = 200;
+const clip = (text: string | undefined): string | undefined => (text !== undefined && text.length > MODEL_MAX_CHARS ? text.slice(0, MODEL_MAX_CHARS) : text);
+
 export function logAccess(logger: Logger, ctx: Context, outcome: Outcome): void {
   if (!logger.isLevelEnabled('info')) return;
   logger.info({
     requestId: ctx.id,
-    key: ctx.principal?.id,
+    keyId: ctx.principal?.id,
     org: ctx.principal?.org ?? undefined,
     endpoint: ctx.endpoint,
     version: ctx.version,
-    model: ctx.model,
+    model: clip(ctx.model),
     upstream: ctx.route?.upstream,
     stream: ctx.stream,
     status: outcome.status,
@@ -22,6 +26,6 @@ export function logAccess(logger: Logger, ctx: Context, outcome: Outcome): void 
     durationMs: round(outcome.durationMs),
     upstreamFirstByteMs: round(ctx.timings.upstreamFirstByte),
     firstEventMs: round(ctx.timings.firstEvent),
-    tokens: ctx.usage && { prompt: ctx.usage.prompt_tokens, completion: ctx.usage.completion_tokens, estimated: ctx.usage.estimated },
+    tokens: ctx.usage && { prompt: ctx.usage.prompt_tokens, completion: ctx.usage.completion_tokens, total: ctx.usage.total_tokens, estimated: ctx.usage.estimated },
   }, 'request');
 }
