@@ -10,11 +10,15 @@ import type { Pipeline } from '../pipeline/registry';
 import { runEventHooks, runHeadHooks } from '../pipeline/runner';
 import type { Format } from './formats/format';
 import { SseParser } from './sse';
-import { badAnswer, fromUpstreamStatus } from './status';
+import { badAnswer, fromUpstreamStatus, upstreamTimeout } from './status';
 import type { ResponseHandler } from './upstream';
 
 const MAX_JSON_BYTES = 64 * 1024 * 1024;
 const MAX_ERROR_BYTES = 64 * 1024;
+
+/** A body that stopped early: the timeout's doing if the backend fell silent, else a bad answer. */
+const brokeOff = (ctx: Context, upstream: string, what: string, midStream = false): GatewayError =>
+  ctx.upstreamTimedOut ? upstreamTimeout(upstream) : badAnswer(upstream, what, midStream);
 
 const STREAM_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -53,7 +57,7 @@ export function createResponseHandler(pipeline: Pipeline, formatOf: (upstream: s
     }
     if (isStream) return relayStream(ctx, proxyRes, res, formatOf(upstream), upstream);
     readBody(proxyRes, MAX_JSON_BYTES, (text) => {
-      if (text === undefined) return onError(ctx, badAnswer(upstream, 'the body is too large or broke off'));
+      if (text === undefined) return onError(ctx, brokeOff(ctx, upstream, 'the body is too large or broke off'));
       let body: string;
       try {
         body = formatOf(upstream).respondJson(ctx, text, upstream);
@@ -102,7 +106,7 @@ export function createResponseHandler(pipeline: Pipeline, formatOf: (upstream: s
       ctx.settled = true;
       res.end();
     });
-    proxyRes.on('aborted', () => onError(ctx, badAnswer(upstream, 'the stream broke off', true)));
+    proxyRes.on('aborted', () => onError(ctx, brokeOff(ctx, upstream, 'the stream broke off', true)));
   };
 
   return { onResponse, onError };

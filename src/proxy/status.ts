@@ -3,10 +3,11 @@
 // GatewayError out, with `details.kind` for metrics (connect|timeout|status|stream).
 import { GatewayError } from '../errors';
 
+export const upstreamTimeout = (upstream: string): GatewayError =>
+  new GatewayError('upstream_timeout', `The backend "${upstream}" did not answer in time. Try again later.`, { details: { kind: 'timeout', upstream } });
+
 export function fromSocketError(err: NodeJS.ErrnoException, timedOut: boolean, upstream: string, midStream: boolean): GatewayError {
-  if (timedOut) {
-    return new GatewayError('upstream_timeout', `The backend "${upstream}" did not answer in time. Try again later.`, { details: { kind: 'timeout', upstream } });
-  }
+  if (timedOut) return upstreamTimeout(upstream);
   const kind = midStream ? 'stream' : 'connect';
   const what = midStream ? 'broke off the response' : err.code === 'ECONNREFUSED' ? 'refused the connection' : 'could not be reached';
   return new GatewayError('upstream_error', `The backend "${upstream}" ${what}. Try again later.`, { details: { kind, upstream }, cause: err });

@@ -101,6 +101,22 @@ describe.each(['openai', 'native'] as const)('streams, %s format', (format) => {
     expect(finished[0].outcome).toMatchObject({ status: 502, reason: 'upstream_error', aborted: false });
   });
 
+  it('ends a stream whose backend falls silent longer than timeoutMs with an upstream_timeout event', async () => {
+    const stalling = await startBackend({ format, events: 4, gapMs: 400 });
+    const g = await startGateway({ keys: [alice.entry], upstreams: { s: { url: stalling.base, format, timeoutMs: 150 } }, routes: [{ model: '*', upstream: 's' }] });
+    try {
+      const res = await postSse(`${g.url}/v1/chat/completions`, body('ok-stall'), bearer(alice.key));
+      const data = res.events.map((e) => e.data);
+      expect(data).toHaveLength(2);
+      expect(JSON.parse(data[0]).choices[0].delta.content).toBe('alpha');
+      expect(JSON.parse(data[1]).error).toMatchObject({ reason: 'upstream_timeout', status: 504 });
+      expect(res.events[1].at - res.events[0].at).toBeLessThan(380);
+    } finally {
+      await g.close();
+      await stalling.close();
+    }
+  });
+
   it('aborts the backend request at once when the client leaves mid-stream', async () => {
     const slow = await startBackend({ format, events: 100, gapMs: 50 });
     const g = await startGateway({ keys: [alice.entry], upstreams: { s: { url: slow.base, format } }, routes: [{ model: '*', upstream: 's' }], plugins: [{ name: 'recorder' }] }, { plugins: [recorder] });
