@@ -27,11 +27,16 @@ export interface MetricsServer {
 
 const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
 
+const BEARER = /^Bearer[ \t]+(.+?)[ \t]*$/i;
+
 /** Compares digests, so the time taken says nothing about the token. */
 function tokenCheck(token: string | undefined): (header: string | undefined) => boolean {
   if (token === undefined) return () => true;
-  const expected = digest(`Bearer ${token}`);
-  return (header) => header !== undefined && timingSafeEqual(digest(header.trim()), expected);
+  const expected = digest(token);
+  return (header) => {
+    const presented = header === undefined ? null : BEARER.exec(header);
+    return presented !== null && timingSafeEqual(digest(presented[1]), expected);
+  };
 }
 
 function answer(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {

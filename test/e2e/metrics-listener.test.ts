@@ -34,6 +34,7 @@ describe('metrics listener with a token', () => {
   it('serves the Prometheus text format with the token', async () => {
     const res = await scrape(gw.metrics!.url, TOKEN);
     expect(res.status).toBe(200);
+    expect((await call('GET', `${gw.metrics!.url}/metrics`, undefined, { authorization: `bearer ${TOKEN}` })).status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(res.text).toContain('# TYPE sluice_requests_total counter');
     expect(res.text).toContain('# TYPE sluice_request_duration_seconds histogram');

@@ -40,12 +40,15 @@ export function series(samples: Sample[], name: string): Record<string, number> 
   return out;
 }
 
-/** Runs `promtool check metrics` on an exposition; fails with install advice if promtool is missing. */
-export function promtoolCheck(text: string): { status: number; output: string } {
-  const run = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8', timeout: 15_000 });
+/** Runs promtool; fails with install advice if it is missing. */
+export function promtool(args: string[], input?: string): { status: number; output: string } {
+  const run = spawnSync('promtool', args, { input, encoding: 'utf8', timeout: 15_000 });
   if ((run.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
     throw new Error('promtool is not installed. Install it with `apt-get install prometheus` (Debian/Ubuntu; `bash .ci/run` does this), or put a Prometheus release\'s promtool on the PATH.');
   }
   if (run.error) throw run.error;
   return { status: run.status ?? -1, output: `${run.stdout}${run.stderr}` };
 }
+
+/** `promtool check metrics` on an exposition: status 0 and no output when it passes. */
+export const promtoolCheck = (exposition: string) => promtool(['check', 'metrics'], exposition);

@@ -2,12 +2,12 @@
 // Prometheus data-source variable, every query valid PromQL (promtool) over
 // metrics the gateway really exposes, and the panels operators asked for.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { registerMetrics } from '../../plugins/metrics/metrics';
 import { createMetricsRegistry } from '../../src/metrics/registry';
+import { promtool } from '../support/metrics';
 
 const dashboard = JSON.parse(readFileSync(join(__dirname, '..', '..', 'config', 'grafana-dashboard.json'), 'utf8'));
 const panels: any[] = dashboard.panels.filter((p: any) => p.type !== 'row');
@@ -78,11 +78,7 @@ describe('grafana dashboard', () => {
     try {
       const file = join(dir, 'rules.yml');
       writeFileSync(file, stringify({ groups: [{ name: 'dashboard', rules: exprs.map((e, i) => ({ record: `dashboard:query_${i}`, expr: concrete(e) })) }] }));
-      const run = spawnSync('promtool', ['check', 'rules', file], { encoding: 'utf8', timeout: 15_000 });
-      if ((run.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
-        throw new Error('promtool is not installed. Install it with `apt-get install prometheus` (Debian/Ubuntu; `bash .ci/run` does this).');
-      }
-      expect({ status: run.status, output: `${run.stdout}${run.stderr}` }).toMatchObject({ status: 0 });
+      expect(promtool(['check', 'rules', file])).toMatchObject({ status: 0 });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
