@@ -28,7 +28,7 @@ export async function createGateway(loaded: LoadedConfig, logger: Logger, extraP
   const services: Services = { metrics: createMetricsRegistry() };
   await attachRedis(services, loaded.config, logger);
   const deps = { registry, logger, services, alwaysOn: ALWAYS_ON };
-  const state: GatewayState = { runtime: await buildRuntime(loaded, deps), ready: true, logger };
+  const state: GatewayState = { runtime: await buildRuntime(loaded, deps), ready: true, logger, active: new Set() };
   return {
     state,
     app: createApp(state),
@@ -39,7 +39,7 @@ export async function createGateway(loaded: LoadedConfig, logger: Logger, extraP
       const runtime = await buildRuntime(next, deps);
       const old = state.runtime;
       state.runtime = runtime;
-      setTimeout(() => void old.close(), old.config.server.drainSeconds * 1000).unref();
+      void old.retire();
       return runtime;
     },
     async close() {

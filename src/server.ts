@@ -1,5 +1,5 @@
-// The process: load the config, build the gateway, listen, and shut down
-// cleanly on SIGTERM/SIGINT (stop taking connections, let requests finish).
+// The process: load the config, build the gateway, listen; reload the config
+// on SIGHUP; drain and exit 0 on SIGTERM/SIGINT.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, defaultConfigPath, loadConfigFile } from './config/load';
@@ -7,6 +7,8 @@ import { createLogger, type Logger } from './log';
 import { createGateway, type Gateway } from './gateway';
 import { closeDemoBackends } from './runtime';
 import { startMetricsServer, type MetricsServer } from './metrics/server';
+import { drain } from './drain';
+import { createReloader } from './reload';
 
 export interface RunningGateway {
   gateway: Gateway;
@@ -14,7 +16,10 @@ export interface RunningGateway {
   url: string;
   /** The metrics listener; undefined when server.metrics.port is 0. */
   metrics?: MetricsServer;
+  /** Drains and closes everything; resolves when the process may exit. */
   stop(): Promise<void>;
+  /** Re-reads the config file (what SIGHUP does); false if it was rejected. */
+  reload(): Promise<boolean>;
 }
 
 export async function startGateway(file = defaultConfigPath(), logger: Logger = createLogger()): Promise<RunningGateway> {
@@ -32,18 +37,12 @@ export async function startGateway(file = defaultConfigPath(), logger: Logger = 
   const metrics = await startMetricsListener(gateway, loaded.config.server.metrics, logger);
 
   const stop = async (): Promise<void> => {
-    gateway.state.ready = false;
-    const drainMs = gateway.state.runtime.config.server.drainSeconds * 1000;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    const deadline = new Promise<void>((resolve) => setTimeout(resolve, drainMs).unref());
-    await Promise.race([closed, deadline]);
-    server.closeAllConnections();
+    await drain(server, gateway.state, gateway.state.runtime.config.server.drainSeconds * 1000, logger);
     await gateway.close();
     await metrics?.close();
     await closeDemoBackends();
   };
-  return { gateway, server, url, metrics, stop };
+  return { gateway, server, url, metrics, stop, reload: createReloader(gateway, loaded.file, logger) };
 }
 
 /** Port 0 in the config turns the metrics listener off. Host, port and token are read once, at start. */
@@ -81,6 +80,7 @@ export async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGHUP', () => { if (!stopping) void running.reload(); });
 }
 
 if (require.main === module) void main();
