@@ -77,11 +77,16 @@ export interface RedisProcess {
   stop(): Promise<void>;
   /** Starts it again on the same port, empty. */
   start(): Promise<void>;
+  /** SIGSTOP: the server hangs with its connections open; `resume()` undoes it. */
+  pause(): void;
+  resume(): void;
 }
 
 /** Every process and temp dir a test file made; `cleanupRedis()` in afterAll removes them. */
 const children = new Set<ChildProcess>();
 const dirs = new Set<string>();
+// Should the test process die before afterAll, take the servers with it.
+process.once('exit', () => { for (const child of children) child.kill('SIGKILL'); });
 
 function launch(port: number, dir: string, extra: string[]): ChildProcess {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extra], { stdio: 'ignore' });
@@ -112,6 +117,8 @@ export async function startRedisServer(port?: number, extra: string[] = []): Pro
       await waitFor(() => ping(chosen), `redis-server on port ${chosen}`);
     },
     stop: () => kill(child),
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
   };
   await proc.start();
   return proc;
