@@ -86,19 +86,25 @@ export function createResponseHandler(pipeline: Pipeline, formatOf: (upstream: s
     proxyRes.setEncoding('utf8');
     proxyRes.on('data', (chunk: string) => {
       if (ctx.settled) return;
+      let threw = false;
+      let failure: unknown;
       try {
         parser.push(chunk);
       } catch (err) {
-        return onError(ctx, err);
+        threw = true;
+        failure = err;
       }
-      if (batch === '') return;
-      ctx.timings.firstEvent ??= ctx.elapsed();
-      const ok = res.write(batch);
-      batch = '';
-      if (!ok) {
-        proxyRes.pause();
-        res.once('drain', () => proxyRes.resume());
+      // Events that came before a failure in the same chunk still go out, then the error event.
+      if (batch !== '') {
+        ctx.timings.firstEvent ??= ctx.elapsed();
+        const ok = res.write(batch);
+        batch = '';
+        if (!ok && !threw) {
+          proxyRes.pause();
+          res.once('drain', () => proxyRes.resume());
+        }
       }
+      if (threw) onError(ctx, failure);
     });
     proxyRes.on('end', () => {
       if (ctx.settled) return;

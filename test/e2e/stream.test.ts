@@ -85,7 +85,7 @@ describe.each(['openai', 'native'] as const)('streams, %s format', (format) => {
     expect(finished[0]).toMatchObject({ model: 'ok-usage', outcome: { status: 200, reason: null, aborted: false }, usage: { total_tokens: 15, estimated: false } });
   });
 
-  it.each(['break-a', 'trunc-a'])('ends a stream the backend broke off (%s) with one error event and no [DONE]', async (model) => {
+  it.each(['break-a', 'trunc-a', 'fail-a'])('ends a stream the backend broke off (%s) with one error event and no [DONE]', async (model) => {
     finished.length = 0;
     const res = await stream('v1', body(model));
     expect(res.status).toBe(200);

@@ -6,6 +6,7 @@
 //   slow-*      waits `slowMs` before the response head
 //   break-*     streams two events, then destroys the socket
 //   trunc-*     streams two events, then ends without [DONE]
+//   fail-*      sends two events and an error event in one write, then ends without [DONE]
 //   status-NNN  answers HTTP NNN with an error body
 //   garbage-*   answers 200 with a body that is not JSON
 //   reset-*     destroys the connection before any answer
@@ -116,6 +117,13 @@ async function handle(backend: Backend, req: IncomingMessage, res: ServerRespons
   const base = { id: 'chatcmpl-stream', object: 'chat.completion.chunk', created, model };
   const write = (data: string) => { times.push(Date.now()); sentData.push(data); res.write(`data: ${data}\n\n`); };
   const includeUsage = format === 'openai' ? body.stream_options?.include_usage === true : true;
+  if (model.startsWith('fail-')) {
+    const burst = [0, 1].map((i) => JSON.stringify({ ...base, choices: indexes.map((index) => ({ index, delta: i === 0 ? { role: 'assistant', content: WORDS[0] } : { content: ` ${WORDS[1]}` }, finish_reason: null })) }));
+    burst.push(JSON.stringify({ error: { message: 'backend overloaded', param: null, reason: 'upstream_error', status: 503 } }));
+    burst.forEach((data) => { times.push(Date.now()); sentData.push(data); });
+    res.end(burst.map((data) => `data: ${data}\n\n`).join(''));
+    return;
+  }
   for (let i = 0; i < events; i++) {
     if (closed) return;
     if ((model.startsWith('break-') || model.startsWith('trunc-')) && i === 2) {

@@ -39,7 +39,7 @@ class NativeStream implements StreamTransformer {
   done = false;
   private chars = 0;
 
-  constructor(private readonly ctx: Context) {}
+  constructor(private readonly ctx: Context, private readonly upstream: string) {}
 
   push(data: string, emit: (payload: string) => void): void {
     if (data === '[DONE]') {
@@ -48,14 +48,18 @@ class NativeStream implements StreamTransformer {
       emit(data);
       return;
     }
+    let chunk: any;
     try {
-      const chunk = JSON.parse(data);
-      for (const c of chunk?.choices ?? []) if (typeof c?.delta?.content === 'string') this.chars += c.delta.content.length;
-      const usage = readUsage(chunk?.usage);
-      if (usage) this.ctx.usage = usage;
+      chunk = JSON.parse(data);
     } catch {
       // Not ours to judge: native data passes through as the backend sent it.
+      return emit(data);
     }
+    // The gateway writes the stream's one error event, so the client sees exactly one.
+    if (chunk?.error) throw badAnswer(this.upstream, 'the backend reported an error mid-stream', true);
+    for (const c of chunk?.choices ?? []) if (typeof c?.delta?.content === 'string') this.chars += c.delta.content.length;
+    const usage = readUsage(chunk?.usage);
+    if (usage) this.ctx.usage = usage;
     emit(data);
   }
 }
@@ -63,5 +67,5 @@ class NativeStream implements StreamTransformer {
 export const nativeFormat: Format = {
   requestBody: nativeBody,
   respondJson,
-  streamTransformer: (ctx) => new NativeStream(ctx),
+  streamTransformer: (ctx, upstream) => new NativeStream(ctx, upstream),
 };
