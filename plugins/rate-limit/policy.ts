@@ -2,8 +2,7 @@
 // id, its own budgets (or the plugin's defaults when it names none) and its
 // org's. `decide` reads the limiter answers for one request.
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import type { GatewayConfig } from '../../src/config/schema';
-import type { Budget } from '../../src/config/schema';
+import type { Budget, GatewayConfig } from '../../src/config/schema';
 import { storeKey, type BudgetKind, type Scope } from './keys';
 import type { Limiter } from './limiters';
 
@@ -80,6 +79,9 @@ const msOf = (r: RateLimiterRes | null): number => (r === null ? 0 : Math.max(r.
 const spent = (b: CompiledBudget, r: RateLimiterRes | null): boolean =>
   r !== null && (b.kind === 'requests' ? r.consumedPoints > b.points : r.consumedPoints >= b.points);
 
+const budgetAt = (policy: Policy, i: number): CompiledBudget =>
+  (i < policy.requests.length ? policy.requests[i] : policy.tokens[i - policy.requests.length]);
+
 /**
  * `results` holds, in order, one consume() answer per request budget and one
  * get() answer per token budget, each a RateLimiterRes, null (nothing counted
@@ -89,24 +91,22 @@ const spent = (b: CompiledBudget, r: RateLimiterRes | null): boolean =>
 export function decide(policy: Policy, results: readonly unknown[]): Decision {
   const decision: Decision = { unavailable: false };
   const n = policy.requests.length;
-  const budgetAt = (i: number): CompiledBudget => (i < n ? policy.requests[i] : policy.tokens[i - n]);
   for (let i = 0; i < results.length; i++) {
     const r = results[i];
     if (r !== null && !(r instanceof RateLimiterRes)) decision.unavailable = true;
-    else if (spent(budgetAt(i), r) && (decision.refused === undefined || msOf(r) > decision.refused.msBeforeNext)) {
-      decision.refused = { budget: budgetAt(i), remaining: 0, msBeforeNext: msOf(r) };
+    else if (spent(budgetAt(policy, i), r) && (decision.refused === undefined || msOf(r) > decision.refused.msBeforeNext)) {
+      decision.refused = { budget: budgetAt(policy, i), remaining: 0, msBeforeNext: msOf(r) };
     }
   }
   const givenBack = decision.refused !== undefined || decision.unavailable;
   for (let i = 0; i < results.length; i++) {
     const r = results[i];
     if (r !== null && !(r instanceof RateLimiterRes)) continue;
-    const budget = budgetAt(i);
+    const budget = budgetAt(policy, i);
     let remaining = remainingOf(budget, r);
     if (givenBack && i < n && !spent(budget, r)) remaining = Math.min(remaining + 1, budget.points);
     const ms = msOf(r);
-    const slot = budget.kind;
-    if (tighter(remaining, ms, decision[slot])) decision[slot] = { budget, remaining, msBeforeNext: ms };
+    if (tighter(remaining, ms, decision[budget.kind])) decision[budget.kind] = { budget, remaining, msBeforeNext: ms };
   }
   return decision;
 }
