@@ -6,7 +6,7 @@
 // headers never reach a backend, because they are never copied.
 import { Agent as HttpAgent, type IncomingMessage, type ServerResponse, type ClientRequest } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { Readable } from 'node:stream';
+import { EventEmitter } from 'node:events';
 import type { Socket } from 'node:net';
 import { createProxyMiddleware, type RequestHandler } from 'http-proxy-middleware';
 import type { UpstreamConfig } from '../config/schema';
@@ -16,13 +16,35 @@ import { nativeFormat } from './formats/native';
 import { openaiFormat } from './formats/openai';
 import { fromSocketError } from './status';
 
-/** What http-proxy reads from a request: the stream to send plus a few fields. */
-export interface OutgoingRequest extends Readable {
-  method: string;
-  url: string;
-  headers: Record<string, string>;
-  socket: Socket;
-  sluice: Context;
+/**
+ * What http-proxy reads from a request: method, url, headers, socket, event
+ * listeners, and `pipe(proxyReq)` for the body. The body is already a string,
+ * so `pipe` ends the backend request with it at once: headers and body leave
+ * in one write, without a stream in between.
+ */
+export class OutgoingRequest extends EventEmitter {
+  readonly method = 'POST';
+  readonly headers: Record<string, string>;
+
+  constructor(
+    readonly url: string,
+    readonly socket: Socket,
+    readonly sluice: Context,
+    private readonly body: string,
+  ) {
+    super();
+    this.headers = {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      accept: sluice.stream ? 'text/event-stream' : 'application/json',
+      'x-request-id': sluice.id,
+    };
+  }
+
+  pipe<T extends NodeJS.WritableStream>(destination: T): T {
+    destination.end(this.body);
+    return destination;
+  }
 }
 
 const contextOfOutgoing = (out: IncomingMessage): Context => (out as unknown as OutgoingRequest).sluice;
@@ -78,19 +100,8 @@ export function createUpstream(name: string, config: UpstreamConfig & { url: str
     name,
     format: config.format === 'openai' ? openaiFormat : nativeFormat,
     forward(ctx, req, res, path, body) {
-      const payload = Buffer.from(body);
-      const out = Readable.from([payload], { objectMode: false }) as OutgoingRequest;
-      out.method = 'POST';
-      out.url = path;
-      out.socket = req.socket;
-      out.sluice = ctx;
       ctx.interrupt = (err) => handler.onError(ctx, err);
-      out.headers = {
-        'content-type': 'application/json',
-        'content-length': String(payload.length),
-        accept: ctx.stream ? 'text/event-stream' : 'application/json',
-        'x-request-id': ctx.id,
-      };
+      const out = new OutgoingRequest(path, req.socket, ctx, body);
       void proxy(out as unknown as IncomingMessage, res, (err?: unknown) => handler.onError(ctx, err));
     },
     close: () => agent.destroy(),
