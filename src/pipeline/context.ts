@@ -10,6 +10,7 @@ import type { ChatRequest } from '../api/chat-request';
 import type { ImageRequest } from '../api/image-request';
 import { GatewayError } from '../errors';
 import type { Outcome, RequestContext, Timings, Usage } from './contract';
+import { estimateUsage } from '../proxy/usage';
 
 /** The context the gateway attached to a request, if it is an API request. */
 export const contextOf = (req: IncomingMessage): Context | undefined => (req as { sluice?: Context }).sluice;
@@ -44,6 +45,8 @@ export class Context implements RequestContext {
   /** Set by the proxy once an event stream has started. */
   streaming = false;
   upstreamTimedOut = false;
+  /** Characters of generated text relayed so far; the usage estimate of a stream cut short. */
+  streamedChars = 0;
   /** True once the response's fate is decided (sent, or failed once). */
   settled = false;
   /** Hands an error to the error middleware (set by the router before forwarding). */
@@ -80,6 +83,8 @@ export class Context implements RequestContext {
       this.upstreamRequest?.destroy();
       if (this.error === undefined || this.streaming) this.error = new GatewayError('client_closed', 'The client closed the connection.');
     }
+    // A stream cut short (client gone, backend broke off) still cost tokens: charge an estimate.
+    if (this.streaming && this.usage === undefined) this.usage = estimateUsage(this, this.streamedChars);
     const status = this.error === undefined ? this.res.statusCode : this.error.status;
     return { status, reason: this.error?.reason ?? null, aborted, durationMs: this.elapsed() };
   }

@@ -179,6 +179,12 @@ describe('metrics: counters and histograms after a mix of requests', () => {
       'estimated=false,key=alice,model=ok-stream,org=acme,type=completion': 5,
       'estimated=true,key=alice,model=nousage-1,org=acme,type=prompt': 1,
       'estimated=true,key=alice,model=nousage-1,org=acme,type=completion': 8,
+      // Streams cut short (backend broke off; client left) are charged an estimate of
+      // what was relayed: two words, "alpha beta" = 10 characters = 3 tokens.
+      'estimated=true,key=alice,model=break-1,org=acme,type=prompt': 1,
+      'estimated=true,key=alice,model=break-1,org=acme,type=completion': 3,
+      'estimated=true,key=carol,model=ok-stream,org=acme,type=prompt': 1,
+      'estimated=true,key=carol,model=ok-stream,org=acme,type=completion': 3,
     });
   });
 

@@ -5,7 +5,7 @@ import type { GatewayError } from '../../src/errors';
 
 // The format reads only the request part of a context and writes ctx.usage.
 const chatCtx = (model_params: Record<string, unknown> = {}, stream = false) =>
-  ({ model: 'client-model', stream, chat: { model: 'client-model', stream, model_params, messages: [{ role: 'user', content: '12345678' }] } }) as unknown as Context;
+  ({ model: 'client-model', stream, streamedChars: 0, chat: { model: 'client-model', stream, model_params, messages: [{ role: 'user', content: '12345678' }] } }) as unknown as Context;
 const imageCtx = () => ({ model: 'img', stream: false, image: { model: 'img', prompt: 'p', model_params: { n: 2, size: null } } }) as unknown as Context;
 
 /** Feeds backend events to a fresh transformer and returns what it emitted. */

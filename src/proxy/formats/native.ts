@@ -37,14 +37,13 @@ function respondJson(ctx: Context, text: string, upstream: string): string {
 
 class NativeStream implements StreamTransformer {
   done = false;
-  private chars = 0;
 
   constructor(private readonly ctx: Context, private readonly upstream: string) {}
 
   push(data: string, emit: (payload: string) => void): void {
     if (data === '[DONE]') {
       this.done = true;
-      this.ctx.usage ??= estimateUsage(this.ctx, this.chars);
+      this.ctx.usage ??= estimateUsage(this.ctx, this.ctx.streamedChars);
       emit(data);
       return;
     }
@@ -57,7 +56,7 @@ class NativeStream implements StreamTransformer {
     }
     // The gateway writes the stream's one error event, so the client sees exactly one.
     if (chunk?.error) throw badAnswer(this.upstream, 'the backend reported an error mid-stream', true);
-    for (const c of chunk?.choices ?? []) if (typeof c?.delta?.content === 'string') this.chars += c.delta.content.length;
+    for (const c of chunk?.choices ?? []) if (typeof c?.delta?.content === 'string') this.ctx.streamedChars += c.delta.content.length;
     const usage = readUsage(chunk?.usage);
     if (usage) this.ctx.usage = usage;
     emit(data);

@@ -63,7 +63,6 @@ class OpenAIStream implements StreamTransformer {
   done = false;
   private id?: string;
   private created = 0;
-  private chars = 0;
   private readonly started = new Set<number>();
   private readonly finish = new Map<number, string>();
 
@@ -95,7 +94,7 @@ class OpenAIStream implements StreamTransformer {
       if (typeof c?.finish_reason === 'string') this.finish.set(index, c.finish_reason);
       const delta = c?.delta ?? {};
       const content = delta.content;
-      if (typeof content === 'string') this.chars += content.length;
+      if (typeof content === 'string') this.ctx.streamedChars += content.length;
       const first = !this.started.has(index);
       if (!first && !(typeof content === 'string' && content.length > 0) && !hasOtherFields(delta)) continue;
       if (first) this.started.add(index);
@@ -111,7 +110,7 @@ class OpenAIStream implements StreamTransformer {
   private lastChunk(): string {
     this.id ??= newId('chatcmpl');
     this.created ||= toUnixSeconds(undefined);
-    this.ctx.usage ??= estimateUsage(this.ctx, this.chars);
+    this.ctx.usage ??= estimateUsage(this.ctx, this.ctx.streamedChars);
     const indexes = this.finish.size > 0 ? [...this.finish.keys()].sort((a, b) => a - b) : [...this.started].sort((a, b) => a - b);
     const choices = (indexes.length > 0 ? indexes : [0]).map((index) => ({ index, delta: {}, finish_reason: this.finish.get(index) ?? 'stop' }));
     return this.chunk(choices, publicUsage(this.ctx.usage));
