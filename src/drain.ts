@@ -13,6 +13,7 @@ export async function drain(server: Server, state: GatewayState, deadlineMs: num
   state.ready = false;
   server.close();
   server.closeIdleConnections();
+  logger.info({ inflight: state.active.size, deadlineMs }, 'draining');
   const until = Date.now() + deadlineMs;
   while (state.active.size > 0 && Date.now() < until) {
     await sleep(POLL_MS);

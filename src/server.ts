@@ -68,7 +68,7 @@ export async function main(): Promise<void> {
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'draining');
+    logger.info({ signal }, 'shutting down');
     running.stop().then(() => {
       logger.info('stopped');
       logger.flush();
