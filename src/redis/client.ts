@@ -29,6 +29,10 @@ export function createRedisClient(settings: RedisSettings, logger: Logger): Redi
     ? new Cluster(settings.nodes.map(parseNode), {
       enableOfflineQueue: false,
       clusterRetryStrategy: reconnectDelay,
+      // A master that is down or a cluster that is down fails the command at once (to the
+      // insurance limiter or a 503) instead of being retried every 100 ms, up to 16 times.
+      retryDelayOnFailover: 0,
+      retryDelayOnClusterDown: 0,
       redisOptions: { commandTimeout: common.commandTimeout, maxRetriesPerRequest: common.maxRetriesPerRequest, connectTimeout: common.connectTimeout },
     })
     : new Redis(settings.url!, { ...common, retryStrategy: reconnectDelay });
@@ -58,15 +62,23 @@ function watchConnection(client: RedisClient, kind: string, logger: Logger): voi
   client.on('close', () => { if (up === true) down(); });
 }
 
-/** Resolves true once the client is ready, false after `timeoutMs` (it keeps trying after that). */
-export function whenReady(client: RedisClient, timeoutMs: number): Promise<boolean> {
-  if (client.status === 'ready') return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const done = (ok: boolean) => { clearTimeout(timer); client.off('ready', onReady); resolve(ok); };
-    const onReady = () => done(true);
-    const timer = setTimeout(() => done(false), timeoutMs);
-    client.once('ready', onReady);
-  });
+/** Resolves true once the client is ready (a cluster: with a link open to every master), false after `timeoutMs`; it keeps trying after that. */
+export async function whenReady(client: RedisClient, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<false>((resolve) => { timer = setTimeout(() => resolve(false), timeoutMs); });
+  try {
+    return await Promise.race([expired, readyNow(client)]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function readyNow(client: RedisClient): Promise<true> {
+  if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
+  // A cluster opens its links to the masters lazily, and a command that finds one still
+  // connecting fails at once (no retry delay, see above): open them before taking traffic.
+  if (client instanceof Cluster) await Promise.all(client.nodes('master').map((node) => node.ping().catch(() => undefined)));
+  return true;
 }
 
 /**

@@ -1,7 +1,9 @@
 // Rate limits through a Redis Cluster: three throwaway masters made with
 // `redis-cli --cluster create`, two gateways on `redis.nodes`. Fails (never
 // skips) when redis-server is missing, with the command that installs it.
+import { performance } from 'node:perf_hooks';
 import { Cluster } from 'ioredis';
+import type { Counter } from 'prom-client';
 import { startBackend, type Backend } from '../support/backends';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post } from '../support/http';
@@ -85,5 +87,62 @@ describe('rate limits on a Redis Cluster', () => {
     }
     expect(owners.size).toBeGreaterThan(1);
     expect(Number(await client.get(`${prefix}{key:ck0}:requests`))).toBe(30);
+  });
+});
+
+describe('rate limits on a Redis Cluster that loses a master', () => {
+  let cluster: RedisCluster;
+  let backend: Backend;
+  let gw: TestGateway;
+  const keys = Array.from({ length: 6 }, (_, i) => makeKey(`m${i}`, { limits: { requests: 100_000, windowSeconds: 60 } }));
+  const fallbacks = async () => (await (gw.gateway.services.metrics!.getSingleMetric('sluice_limiter_fallback_total') as Counter).get()).values[0]?.value ?? 0;
+
+  beforeAll(async () => {
+    cluster = await startRedisCluster(3);
+    backend = await startBackend({ format: 'openai', events: 2, gapMs: 0 });
+    gw = await startGateway({
+      redis: { nodes: cluster.nodes, prefix: 'lost:' },
+      keys: keys.map((k) => k.entry),
+      upstreams: { b: { url: backend.base, format: 'openai' } },
+      routes: [{ model: '*', upstream: 'b' }],
+      plugins: [{ name: 'rate-limit' }],
+    });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await backend?.close();
+    await cleanupRedis();
+  });
+
+  it('open: keeps serving every key, none waiting 250 ms, while a master is down', async () => {
+    for (const k of keys) expect((await post(`${gw.url}/v1/chat/completions`, chat, bearer(k.key))).status).toBe(200);
+    await cluster.servers[1].stop();
+    const times: number[] = [];
+    // Past cluster-node-timeout (2 s): the other masters then answer CLUSTERDOWN.
+    const end = Date.now() + 3500;
+    while (Date.now() < end) {
+      for (const k of keys) {
+        const t0 = performance.now();
+        const res = await post(`${gw.url}/v1/chat/completions`, chat, bearer(k.key));
+        times.push(performance.now() - t0);
+        expect(res.status).toBe(200);
+      }
+    }
+    times.sort((x, y) => x - y);
+    process.stdout.write(`cluster master down: ${times.length} requests, median ${times[times.length >> 1].toFixed(1)} ms, max ${times[times.length - 1].toFixed(1)} ms\n`);
+    expect(times[times.length - 1]).toBeLessThan(250);
+    expect(await fallbacks()).toBeGreaterThan(0);
+  });
+
+  it('the master back: every key is counted in the cluster again', async () => {
+    await cluster.servers[1].start();
+    let shared = false;
+    for (let i = 0; i < 100 && !shared; i++) {
+      const before = await fallbacks();
+      for (const k of keys) await post(`${gw.url}/v1/chat/completions`, chat, bearer(k.key));
+      shared = (await fallbacks()) === before;
+      if (!shared) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(shared).toBe(true);
   });
 });
