@@ -4,7 +4,6 @@
 // the request's tokens to each token budget it was admitted under.
 import type { Logger } from 'pino';
 import type { PluginHooks, RequestContext } from '../../src';
-import { estimateTokens } from '../../src/proxy/usage';
 import { limiterUnavailable, rateLimited, setRateLimitHeaders } from './headers';
 import type { StoreHealth } from './health';
 import { decidedInProcess } from './limiters';
@@ -23,15 +22,6 @@ export interface HookDeps {
   metrics: LimiterMetrics;
   /** Present when the counts live in Redis. */
   health?: StoreHealth;
-}
-
-/** Tokens to charge: the usage the core filled in, or, for a stream cut short before any usage, the prompt's estimate. */
-export function tokensToCharge(ctx: RequestContext): { tokens: number; estimated: boolean } {
-  if (ctx.usage !== undefined) return { tokens: Math.ceil(ctx.usage.total_tokens), estimated: ctx.usage.estimated };
-  if (ctx.timings.firstEvent === undefined) return { tokens: 0, estimated: false };
-  let chars = ctx.image?.prompt.length ?? 0;
-  for (const m of ctx.chat?.messages ?? []) chars += m.content.length;
-  return { tokens: estimateTokens(chars), estimated: true };
 }
 
 export function createHooks({ policies, logger, metrics, health }: HookDeps): PluginHooks {
@@ -75,9 +65,10 @@ export function createHooks({ policies, logger, metrics, health }: HookDeps): Pl
     onFinish(ctx) {
       const policy = ctx.state.get(STATE) as Policy | undefined;
       if (policy === undefined || policy.tokens.length === 0) return;
-      const { tokens, estimated } = tokensToCharge(ctx);
-      if (!(tokens > 0)) return;
-      if (estimated) logger.info({ requestId: ctx.id, key: ctx.principal?.id, tokens, estimated: true }, 'rate-limit: charged estimated tokens (the backend reported no usage)');
+      // The core fills usage from the backend, or estimates it (a backend that reports none, a stream cut short).
+      if (ctx.usage === undefined || !(ctx.usage.total_tokens > 0)) return;
+      const tokens = Math.ceil(ctx.usage.total_tokens);
+      if (ctx.usage.estimated) logger.info({ requestId: ctx.id, key: ctx.principal?.id, tokens, estimated: true }, 'rate-limit: charged estimated tokens (the backend reported no usage)');
       const failed = health === undefined ? ignore : () => health.note('unavailable');
       for (const b of policy.tokens) b.limiter.penalty(b.key, tokens).catch(failed);
     },

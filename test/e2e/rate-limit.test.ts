@@ -154,6 +154,22 @@ describe('rate limits on a shared Redis', () => {
     expect(JSON.stringify(charged)).not.toContain(key.key);
   });
 
+  it('charges a stream the client cut short (an estimate), so aborting does not dodge the budget', async () => {
+    const slow = await startBackend({ format: 'openai', events: 50, gapMs: 20 });
+    try {
+      const prefix = newPrefix();
+      const key = makeKey('cut', { limits: { tokens: 100_000, windowSeconds: 60 } });
+      const { logger, lines } = capture();
+      const gw = await gateway({ keys: [key.entry], upstreams: { b: { url: slow.base, format: 'openai' } } }, prefix, logger);
+      const res = await postSse(`${gw.url}/v1/chat/completions`, chat('ok-c', true), bearer(key.key), 3);
+      expect(res.events.length).toBeGreaterThanOrEqual(3);
+      await until(async () => (await counter(`${prefix}{key:cut}:tokens`)) > 0, 'a charge for the cut stream');
+      expect(lines.find((l) => l.msg?.includes('charged estimated tokens'))).toMatchObject({ key: 'cut', estimated: true });
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('shares an org budget between two keys of the org, and tells key from org in the message', async () => {
     const prefix = newPrefix();
     const k1 = makeKey('k1', { org: 'acme', limits: { requests: 3, windowSeconds: 60 } });

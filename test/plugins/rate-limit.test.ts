@@ -7,7 +7,6 @@ import { RateLimiterRes } from 'rate-limiter-flexible';
 import { plugin } from '../../plugins/rate-limit';
 import { decidedInProcess, InsuranceLimiter, limiterSource } from '../../plugins/rate-limit/limiters';
 import { FALLBACK_TOTAL, limiterMetrics, REDIS_UP } from '../../plugins/rate-limit/metrics';
-import { tokensToCharge } from '../../plugins/rate-limit/hooks';
 import { ConfigError, validateConfig } from '../../src/config/load';
 import { GatewayError } from '../../src/errors';
 import type { Outcome, PluginHooks, RequestContext, Services, Usage } from '../../src/pipeline/contract';
@@ -123,12 +122,6 @@ describe('rate-limit plugin, memory store', () => {
     const next = ctx('k');
     await hooks.onRequest!(next);
     expect(next.headers['x-ratelimit-remaining-tokens']).toBe('21');
-  });
-
-  it('estimates the prompt for a stream cut short before any usage arrived', () => {
-    expect(tokensToCharge(ctx('k'))).toEqual({ tokens: 0, estimated: false });
-    expect(tokensToCharge(ctx('k', { timings: { firstEvent: 5 } }))).toEqual({ tokens: 10, estimated: true });
-    expect(tokensToCharge(ctx('k', { usage: usage(16) }))).toEqual({ tokens: 16, estimated: false });
   });
 
   it('applies the defaults to keys that name no limits, and leaves keys with none unlimited', async () => {
