@@ -65,23 +65,3 @@ export function errorBody(err: GatewayError): string {
     error: { message: err.message, param: err.param, reason: err.reason, status: err.status },
   });
 }
-
-/** Errors thrown by Express's body parser (`err.type`), mapped to the catalogue. */
-export function fromBodyParserError(err: { type?: string; limit?: number; charset?: string; encoding?: string }): GatewayError | undefined {
-  switch (err.type) {
-    case 'entity.parse.failed':
-      return new GatewayError('invalid_json', 'The request body is not valid JSON. Send a JSON object with Content-Type: application/json.');
-    case 'entity.too.large':
-      return new GatewayError('payload_too_large', `The request body is larger than the limit of ${err.limit} bytes. Send a smaller body.`);
-    case 'charset.unsupported':
-      return new GatewayError('unsupported_media_type', `Charset "${err.charset}" is not supported. Send the body as UTF-8 JSON.`);
-    case 'encoding.unsupported':
-      return new GatewayError('unsupported_media_type', `Content-Encoding "${err.encoding}" is not supported. Send the body uncompressed.`);
-    case 'request.aborted':
-      return new GatewayError('client_closed', 'The client closed the connection while sending the body.');
-    case 'request.size.invalid':
-      return new GatewayError('invalid_request', 'The request body length does not match its Content-Length header.');
-    default:
-      return undefined;
-  }
-}

@@ -3,7 +3,8 @@
 // request keeps the runtime it started with, so a reload never changes the
 // rules under a request in flight.
 import { dirname } from 'node:path';
-import express, { type RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
+import { jsonBodyReader } from './api/json-body';
 import type { Logger } from 'pino';
 import type { GatewayConfig, PluginEntry } from './config/schema';
 import { ConfigError, type LoadedConfig } from './config/load';
@@ -102,7 +103,7 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     routes,
     pipeline,
     upstreams,
-    parseJson: express.json({ limit: config.server.bodyLimit, strict: true }),
+    parseJson: jsonBodyReader(config.server.bodyLimit),
     hold: () => { inflight++; },
     release: () => { if (--inflight === 0) retired?.(); },
     retire: () => new Promise<void>((resolve) => {

@@ -3,15 +3,14 @@
 // log line carrying the request id; a stack trace never reaches a client.
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
-import { errorBody, fromBodyParserError, GatewayError, isGatewayError } from '../errors';
+import { errorBody, GatewayError, isGatewayError } from '../errors';
 import { contextOf } from '../pipeline/context';
 import { runHeadHooks } from '../pipeline/runner';
 import type { ApiRequest } from './handlers';
 
 export function toGatewayError(err: unknown): GatewayError {
   if (isGatewayError(err)) return err;
-  const parsed = fromBodyParserError((err ?? {}) as { type?: string });
-  return parsed ?? new GatewayError('internal_error', 'The gateway failed to handle this request. Try again; if it keeps failing, tell the gateway operator and quote the x-request-id header.');
+  return new GatewayError('internal_error', 'The gateway failed to handle this request. Try again; if it keeps failing, tell the gateway operator and quote the x-request-id header.');
 }
 
 export function sendError(res: Response, error: GatewayError): void {

@@ -27,13 +27,6 @@ export function parseJsonBody(req: Request, res: Response, next: NextFunction): 
   (req as ApiRequest).runtime.parseJson(req, res, next);
 }
 
-function requireJson(req: Request): unknown {
-  if (req.body === undefined) {
-    throw new GatewayError('unsupported_media_type', 'Send the request body as JSON with the header Content-Type: application/json.');
-  }
-  return req.body;
-}
-
 async function routeAndForward(req: ApiRequest, res: Response, next: NextFunction, endpoint: Endpoint): Promise<void> {
   const ctx = req.sluice;
   const runtime = req.runtime;
@@ -53,7 +46,7 @@ async function routeAndForward(req: ApiRequest, res: Response, next: NextFunctio
 
 export async function chatCompletions(req: Request, res: Response, next: NextFunction): Promise<void> {
   const r = req as ApiRequest;
-  const chat = parseChatRequest(requireJson(req));
+  const chat = parseChatRequest(req.body);
   r.sluice.chat = chat;
   r.sluice.model = chat.model;
   r.sluice.stream = chat.stream;
@@ -62,7 +55,7 @@ export async function chatCompletions(req: Request, res: Response, next: NextFun
 
 export async function imageGenerations(req: Request, res: Response, next: NextFunction): Promise<void> {
   const r = req as ApiRequest;
-  const image = parseImageRequest(requireJson(req));
+  const image = parseImageRequest(req.body);
   r.sluice.image = image;
   r.sluice.model = image.model;
   await routeAndForward(r, res, next, 'images');

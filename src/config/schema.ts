@@ -7,7 +7,15 @@ import { z } from 'zod';
 const intLike = (min: number, max: number) =>
   z.preprocess((v) => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v), z.number().int().min(min).max(max));
 
-const sizeLike = z.union([z.number().int().positive(), z.string().regex(/^\d+(\.\d+)?\s*(b|kb|mb|gb)?$/i, 'must look like 1mb, 512kb or a byte count')]);
+const SIZE_UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 };
+/** A byte count, or a size like "1mb" / "512kb" (binary units, as Express writes them); parsed to bytes at load. */
+const sizeLike = z.union([
+  z.number().int().positive(),
+  z.string().regex(/^\d+(\.\d+)?\s*(b|kb|mb|gb)?$/i, 'must look like 1mb, 512kb or a byte count').transform((s) => {
+    const [, amount, unit] = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(s)!;
+    return Math.floor(Number(amount) * SIZE_UNITS[(unit || 'b').toLowerCase()]);
+  }),
+]);
 
 export const budgetSchema = z.strictObject({
   requests: intLike(1, Number.MAX_SAFE_INTEGER).optional(),
@@ -19,7 +27,7 @@ export type Budget = z.infer<typeof budgetSchema>;
 const serverSchema = z.strictObject({
   host: z.string().min(1).default('127.0.0.1'),
   port: intLike(0, 65535).default(8080),
-  bodyLimit: sizeLike.default('1mb'),
+  bodyLimit: sizeLike.default(1024 * 1024),
   drainSeconds: intLike(0, 3600).default(30),
   metrics: z.strictObject({
     host: z.string().min(1).default('127.0.0.1'),

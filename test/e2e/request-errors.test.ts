@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 // Every error the gateway raises before a backend is involved, on a real socket.
 import { z } from 'zod';
 import type { PluginDefinition } from '../../src/pipeline/contract';
@@ -114,6 +115,22 @@ describe('request errors', () => {
     const fits = { model: 'ok-a', messages: [{ role: 'user', content: 'x'.repeat(1500) }] };
     expect((await post(chatUrl(), fits, bearer(alice.key))).status).toBe(200);
     before += 1;
+  });
+
+  it('payload_too_large 413 for a chunked body (no Content-Length) that grows past the limit', async () => {
+    const res = await new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const req = request(chatUrl(), { method: 'POST', headers: { 'content-type': 'application/json', ...bearer(alice.key) } }, (r) => {
+        let text = '';
+        r.on('data', (c) => { text += c; });
+        r.on('end', () => resolve({ status: r.statusCode ?? 0, body: JSON.parse(text) }));
+      });
+      req.on('error', reject);
+      req.write('{"model":"ok-a","messages":[{"role":"user","content":"');
+      for (let i = 0; i < 4; i++) req.write('x'.repeat(1000));
+      req.end('"}]}');
+    });
+    expect(res.status).toBe(413);
+    expect(res.body.error).toMatchObject({ reason: 'payload_too_large', status: 413, param: null });
   });
 
   it('unsupported_media_type 415 for a body that is not sent as UTF-8 JSON', async () => {

@@ -64,7 +64,7 @@ describe('parseConfigText / validateConfig', () => {
     const config = parseConfigText(VALID, '(inline)', { VLLM_KEY: 'k' });
     expect(config.upstreams.vllm).toMatchObject({ url: 'http://127.0.0.1:8000/v1', headers: { authorization: 'Bearer k' }, format: 'openai', timeoutMs: 60000 });
     expect(config.keys[0].sha256).toBe(DIGEST);
-    expect(config.server).toMatchObject({ host: '127.0.0.1', port: 8080, bodyLimit: '1mb' });
+    expect(config.server).toMatchObject({ host: '127.0.0.1', port: 8080, bodyLimit: 1024 * 1024 });
     const route = parseConfigText('upstreams: { u: { url: "http://h/v1" } }\nroutes: [{ model: m, upstream: u }]', '(inline)', {}).routes[0];
     expect(route.endpoints).toEqual(['chat', 'images']);
     expect(route.versions).toEqual(['v1', 'v2']);

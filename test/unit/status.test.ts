@@ -1,5 +1,6 @@
 import { badAnswer, fromSocketError, fromUpstreamStatus } from '../../src/proxy/status';
-import { errorBody, fromBodyParserError, GatewayError, REASONS } from '../../src/errors';
+import { errorBody, GatewayError, REASONS } from '../../src/errors';
+import { mediaTypeProblem } from '../../src/api/json-body';
 
 const socketError = (code: string): NodeJS.ErrnoException => Object.assign(new Error(code), { code });
 
@@ -81,12 +82,15 @@ describe('error catalogue', () => {
     expect(JSON.parse(errorBody(new GatewayError('not_found', 'x')))).toEqual({ error: { message: 'x', param: null, reason: 'not_found', status: 404 } });
   });
 
-  it('maps body-parser failures onto the catalogue', () => {
-    expect(fromBodyParserError({ type: 'entity.parse.failed' })?.reason).toBe('invalid_json');
-    expect(fromBodyParserError({ type: 'entity.too.large', limit: 100 })).toMatchObject({ reason: 'payload_too_large', status: 413 });
-    expect(fromBodyParserError({ type: 'charset.unsupported', charset: 'latin1' })?.reason).toBe('unsupported_media_type');
-    expect(fromBodyParserError({ type: 'encoding.unsupported', encoding: 'x' })?.reason).toBe('unsupported_media_type');
-    expect(fromBodyParserError({ type: 'something.else' })).toBeUndefined();
-    expect(fromBodyParserError({})).toBeUndefined();
+  it('accepts only UTF-8, uncompressed application/json bodies', () => {
+    for (const ok of ['application/json', 'application/json; charset=utf-8', 'Application/JSON;charset="UTF-8"', 'application/json ; charset=utf8']) {
+      expect([ok, mediaTypeProblem(ok, undefined)]).toEqual([ok, undefined]);
+    }
+    expect(mediaTypeProblem('application/json', 'identity')).toBeUndefined();
+    for (const bad of [undefined, 'text/plain', 'application/jsonx', 'application/x-www-form-urlencoded', 'application/json; charset=latin1']) {
+      expect(mediaTypeProblem(bad, undefined)?.reason).toBe('unsupported_media_type');
+    }
+    expect(mediaTypeProblem('application/json', 'gzip')).toMatchObject({ reason: 'unsupported_media_type', status: 415 });
   });
+
 });
