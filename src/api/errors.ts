@@ -4,7 +4,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { errorBody, GatewayError, isGatewayError } from '../errors';
-import { contextOf } from '../pipeline/context';
+import { contextOf, requestIdOf } from '../pipeline/context';
 import { runHeadHooks } from '../pipeline/runner';
 import type { ApiRequest } from './handlers';
 
@@ -25,8 +25,9 @@ export function errorMiddleware(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     const error = toGatewayError(err);
     const ctx = contextOf(req);
+    const requestId = ctx?.id ?? (res.headersSent ? undefined : requestIdOf(req, res));
     if (error.reason === 'internal_error') {
-      logger.error({ requestId: ctx?.id, err: (err as Error)?.message, stack: (err as Error)?.stack }, 'unhandled error');
+      logger.error({ requestId, err: (err as Error)?.message, stack: (err as Error)?.stack }, 'unhandled error');
     }
     if (ctx) {
       ctx.error = error;

@@ -2,7 +2,7 @@
 // use the model, find the route, run the request hooks, forward.
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../errors';
-import { authenticate, authorizeModel } from '../auth/keys';
+import { authorizeModel } from '../auth/keys';
 import type { Endpoint } from '../config/schema';
 import type { Context } from '../pipeline/context';
 import { runRequestHooks } from '../pipeline/runner';
@@ -15,16 +15,6 @@ const UPSTREAM_PATH: Record<Endpoint, string> = { chat: '/chat/completions', ima
 export interface ApiRequest extends Request {
   sluice: Context;
   runtime: Runtime;
-}
-
-export function requireKey(req: Request, _res: Response, next: NextFunction): void {
-  const r = req as ApiRequest;
-  r.sluice.principal = authenticate(r.runtime.keys, req.headers.authorization);
-  next();
-}
-
-export function parseJsonBody(req: Request, res: Response, next: NextFunction): void {
-  (req as ApiRequest).runtime.parseJson(req, res, next);
 }
 
 async function routeAndForward(req: ApiRequest, res: Response, next: NextFunction, endpoint: Endpoint): Promise<void> {
