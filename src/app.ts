@@ -1,6 +1,7 @@
 // Builds the Express app from the gateway's state; no listening here, so tests
 // mount it on their own sockets. A request takes the runtime current at its
 // arrival and keeps it to the end.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import type { Endpoint, Version } from './config/schema';
@@ -10,7 +11,8 @@ import { runFinishHooks } from './pipeline/runner';
 import type { Runtime } from './runtime';
 import { chatCompletions, imageGenerations, listModels, type ApiRequest } from './api/handlers';
 import { authenticate } from './auth/keys';
-import { errorMiddleware } from './api/errors';
+import { errorMiddleware, sendError, toGatewayError } from './api/errors';
+import { sendJson } from './api/json';
 import { logAccess } from './api/access-log';
 
 export interface GatewayState {
@@ -81,26 +83,42 @@ function methodNotAllowed(allow: string) {
   };
 }
 
-export function createApp(state: GatewayState): express.Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
+/** What the HTTP server calls for every request. */
+export type GatewayHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/**
+ * The gateway is an Express router mounted straight on the node:http server,
+ * not an express() app: an app re-prototypes every req and res to add helpers
+ * the gateway does not use, and that alone measured about 140 µs of CPU per
+ * request, as much as a whole bare pass-through proxy. Routing, the middleware
+ * contract, async handlers and the 4-argument error middleware are Express's,
+ * unchanged.
+ */
+export function createApp(state: GatewayState): GatewayHandler {
+  const router = express.Router();
   // API routes first: they are the traffic. Every response carries an x-request-id
   // (API requests get theirs with the context; the rest below or in the error handler).
   for (const v of VERSIONS) {
-    app.post(`/${v}/chat/completions`, apiRoute(state, v, 'chat', chatCompletions, true));
-    app.post(`/${v}/images/generations`, apiRoute(state, v, 'images', imageGenerations, true));
-    app.get(`/${v}/models`, apiRoute(state, v, 'models', listModels, false));
+    router.post(`/${v}/chat/completions`, apiRoute(state, v, 'chat', chatCompletions, true));
+    router.post(`/${v}/images/generations`, apiRoute(state, v, 'images', imageGenerations, true));
+    router.get(`/${v}/models`, apiRoute(state, v, 'models', listModels, false));
   }
-  app.get('/healthz', (req, res) => { requestIdOf(req, res); res.json({ status: 'ok' }); });
-  app.get('/readyz', (req, res) => { requestIdOf(req, res); res.status(state.ready ? 200 : 503).json({ status: state.ready ? 'ready' : 'not ready' }); });
+  router.get('/healthz', (req, res) => { requestIdOf(req, res); sendJson(res, 200, { status: 'ok' }); });
+  router.get('/readyz', (req, res) => { requestIdOf(req, res); sendJson(res, state.ready ? 200 : 503, { status: state.ready ? 'ready' : 'not ready' }); });
   for (const v of VERSIONS) {
-    app.all(`/${v}/chat/completions`, methodNotAllowed('POST'));
-    app.all(`/${v}/images/generations`, methodNotAllowed('POST'));
-    app.all(`/${v}/models`, methodNotAllowed('GET'));
+    router.all(`/${v}/chat/completions`, methodNotAllowed('POST'));
+    router.all(`/${v}/images/generations`, methodNotAllowed('POST'));
+    router.all(`/${v}/models`, methodNotAllowed('GET'));
   }
-
-  app.use((req, _res, next) => next(new GatewayError('not_found', `No such endpoint: ${req.method} ${req.path.slice(0, 200)}. See the README for the endpoints this gateway serves.`)));
-  app.use(errorMiddleware(state.logger));
-  return app;
+  router.use((req, _res, next) => {
+    const path = (req.url ?? '/').split('?')[0].slice(0, 200);
+    next(new GatewayError('not_found', `No such endpoint: ${req.method} ${path}. See the README for the endpoints this gateway serves.`));
+  });
+  router.use(errorMiddleware(state.logger));
+  // Reached only if the error middleware itself failed: never leave a request hanging.
+  const lastResort = (res: ServerResponse) => (err?: unknown) => {
+    state.logger.error({ err: (err as Error)?.message }, 'request fell through the router');
+    if (!res.headersSent) sendError(res, toGatewayError(undefined)); else res.destroy();
+  };
+  return (req, res) => router(req as Request, res as Response, lastResort(res));
 }

@@ -2,7 +2,9 @@
 // is not a GatewayError becomes internal_error with a generic message and a
 // log line carrying the request id; a stack trace never reaches a client.
 import type { NextFunction, Request, Response } from 'express';
+import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { sendJson } from './json';
 import { errorBody, GatewayError, isGatewayError } from '../errors';
 import { contextOf, requestIdOf } from '../pipeline/context';
 import { runHeadHooks } from '../pipeline/runner';
@@ -13,12 +15,10 @@ export function toGatewayError(err: unknown): GatewayError {
   return new GatewayError('internal_error', 'The gateway failed to handle this request. Try again; if it keeps failing, tell the gateway operator and quote the x-request-id header.');
 }
 
-export function sendError(res: Response, error: GatewayError): void {
-  const body = errorBody(error);
-  const headers: Record<string, string | number> = { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), ...error.headers };
+export function sendError(res: ServerResponse, error: GatewayError): void {
+  const headers: Record<string, string> = { ...error.headers };
   if (error.status === 401) headers['www-authenticate'] = 'Bearer';
-  res.writeHead(error.status, headers);
-  res.end(body);
+  sendJson(res, error.status, errorBody(error), headers);
 }
 
 export function errorMiddleware(logger: Logger) {

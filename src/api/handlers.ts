@@ -9,6 +9,7 @@ import { runRequestHooks } from '../pipeline/runner';
 import type { Runtime } from '../runtime';
 import { parseChatRequest } from './chat-request';
 import { parseImageRequest } from './image-request';
+import { sendJson } from './json';
 
 const UPSTREAM_PATH: Record<Endpoint, string> = { chat: '/chat/completions', images: '/images/generations' };
 
@@ -56,5 +57,5 @@ export function listModels(req: Request, res: Response): void {
   const data = runtime.routes.listed(ctx.version)
     .filter((m) => ctx.principal!.mayUse(m.id))
     .map((m) => ({ id: m.id, object: 'model', created: 0, owned_by: 'sluice', endpoints: m.endpoints }));
-  res.json({ object: 'list', data });
+  sendJson(res, 200, { object: 'list', data });
 }

@@ -10,6 +10,7 @@ import type { Pipeline } from '../pipeline/registry';
 import { runEventHooks, runHeadHooks } from '../pipeline/runner';
 import type { Format } from './formats/format';
 import { SseParser } from './sse';
+import { sendJson } from '../api/json';
 import { badAnswer, fromUpstreamStatus, upstreamTimeout } from './status';
 import type { ResponseHandler } from './upstream';
 
@@ -66,8 +67,7 @@ export function createResponseHandler(pipeline: Pipeline, formatOf: (upstream: s
       }
       ctx.settled = true;
       runHeadHooks(pipeline, ctx, { status: 200, stream: false });
-      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
-      res.end(body);
+      sendJson(res, 200, body);
     });
   };
 
