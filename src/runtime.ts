@@ -70,9 +70,14 @@ export async function closeDemoBackends(): Promise<void> {
 export function checkRuntimeConfig(loaded: LoadedConfig, deps: Pick<RuntimeDeps, 'registry' | 'alwaysOn'>) {
   const problems: string[] = [];
   const routes = compileRoutes(loaded.config.routes, problems);
-  const entries: PluginEntry[] = [...loaded.config.plugins];
-  for (const name of deps.alwaysOn ?? []) if (!entries.some((e) => e.name === name)) entries.push({ name });
-  const resolved = deps.registry.resolveEntries(entries, dirname(loaded.file), problems);
+  // Always-on plugins the config leaves out run first, with their defaults: they hold the
+  // interface's own limits, so nothing later (a rate limit, a metric) counts a request they refuse.
+  const missing = (deps.alwaysOn ?? []).filter((name) => !loaded.config.plugins.some((e) => e.name === name));
+  const configDir = dirname(loaded.file);
+  const resolved = [
+    ...deps.registry.resolveEntries(missing.map((name): PluginEntry => ({ name })), configDir, problems),
+    ...deps.registry.resolveEntries(loaded.config.plugins, configDir, problems),
+  ];
   if (problems.length > 0) throw new ConfigError(loaded.file, problems);
   return { routes, resolved };
 }

@@ -25,7 +25,7 @@ export interface RunningGateway {
 export async function startGateway(file = defaultConfigPath(), logger: Logger = createLogger()): Promise<RunningGateway> {
   const loaded = loadConfigFile(file);
   const gateway = await createGateway(loaded, logger);
-  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0, headersTimeout: 60_000 }, gateway.app);
+  const server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 60_000 }, gateway.app);
   const { host, port } = loaded.config.server;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

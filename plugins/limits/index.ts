@@ -31,6 +31,14 @@ export function checkN(n: unknown, s: LimitsSettings): void {
   }
 }
 
+/** Characters as a person counts them (code points: an emoji is one), not UTF-16 units. */
+export function countChars(text: string, max: number): number {
+  if (text.length <= max) return text.length; // a code point is never shorter than one unit
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
 export const plugin: PluginDefinition<LimitsSettings> = {
   name: 'limits',
   schema: settingsSchema,
@@ -38,8 +46,9 @@ export const plugin: PluginDefinition<LimitsSettings> = {
     return {
       onRequest(ctx) {
         if (ctx.image) {
-          if (ctx.image.prompt.length > s.promptMaxChars) {
-            throw invalid('prompt', `prompt is ${ctx.image.prompt.length} characters long; the limit is ${s.promptMaxChars}.`);
+          const chars = countChars(ctx.image.prompt, s.promptMaxChars);
+          if (chars > s.promptMaxChars) {
+            throw invalid('prompt', `prompt is ${chars} characters long; the limit is ${s.promptMaxChars}.`);
           }
           checkN(ctx.image.model_params.n, s);
         }

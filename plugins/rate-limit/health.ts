@@ -16,10 +16,6 @@ export class StoreHealth {
 
   constructor(private readonly logger: Logger) {}
 
-  get current(): StoreMode {
-    return this.mode;
-  }
-
   note(mode: StoreMode): void {
     if (mode === this.mode) return;
     this.mode = mode;

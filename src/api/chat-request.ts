@@ -1,7 +1,7 @@
 // POST /v{1,2}/chat/completions body, exactly as the interface defines it,
 // plus the OpenAI top-level sampling names folded into model_params.
 import { z } from 'zod';
-import { foldTopLevel, parseBody } from './validate';
+import { foldTopLevel, MODEL_ID_MAX, parseBody } from './validate';
 
 const numberOrNull = z.number().nullable().optional();
 
@@ -20,7 +20,7 @@ const chatParamsShape = {
 };
 
 const chatSchema = z.strictObject({
-  model: z.string().min(1),
+  model: z.string().min(1).max(MODEL_ID_MAX),
   messages: z.array(z.strictObject({
     role: z.enum(['system', 'user', 'assistant']),
     content: z.string(),

@@ -35,7 +35,7 @@ export function errorMiddleware(logger: Logger) {
     }
     if (error.reason === 'client_closed' || ctx?.closed) return;
     if (res.headersSent) return void res.destroy();
-    if (ctx) runHeadHooks((req as ApiRequest).runtime.pipeline, ctx, { status: error.status, stream: false });
+    if (ctx) runHeadHooks((req as ApiRequest).runtime.pipeline, ctx, { status: error.status, stream: false }, logger);
     sendError(res, error);
   };
 }

@@ -1,7 +1,7 @@
 // POST /v{1,2}/images/generations body. Only `url` responses exist in the
 // interface, so response_format accepts "url" alone.
 import { z } from 'zod';
-import { foldTopLevel, parseBody } from './validate';
+import { foldTopLevel, MODEL_ID_MAX, parseBody } from './validate';
 
 export const OPENAI_IMAGE_NAMES = ['n', 'size', 'response_format', 'quality', 'style', 'user'] as const;
 
@@ -13,7 +13,7 @@ const imageParamsShape = {
 };
 
 const imageSchema = z.strictObject({
-  model: z.string().min(1),
+  model: z.string().min(1).max(MODEL_ID_MAX),
   prompt: z.string().min(1),
   model_params: z.looseObject(imageParamsShape).nullable().optional(),
   ...imageParamsShape,

@@ -4,6 +4,9 @@ import type { z } from 'zod';
 import { GatewayError } from '../errors';
 import { describeIssue, issuePath } from '../config/issues';
 
+/** Model ids are names, not payloads: longer ones are refused before they reach a log, a label or a cache. */
+export const MODEL_ID_MAX = 256;
+
 export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new GatewayError('invalid_request', 'The request body must be a JSON object.');

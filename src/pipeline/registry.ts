@@ -44,10 +44,6 @@ export class PluginRegistry {
     this.known.set(def.name, def);
   }
 
-  has(name: string): boolean {
-    return this.known.has(name);
-  }
-
   /** Resolves and validates every entry; problems are collected with their paths. */
   resolveEntries(entries: readonly PluginEntry[], configDir: string, problems: string[]): Array<{ def: PluginDefinition; settings: unknown }> {
     const out: Array<{ def: PluginDefinition; settings: unknown }> = [];

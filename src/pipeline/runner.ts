@@ -12,8 +12,15 @@ export async function runRequestHooks(pipeline: Pipeline, ctx: RequestContext): 
   }
 }
 
-export function runHeadHooks(pipeline: Pipeline, ctx: RequestContext, head: ResponseHead): void {
-  for (const hook of pipeline.onResponseHead) hook(ctx, head);
+/** A failing head hook is logged and skipped: it must not break the response it observes. */
+export function runHeadHooks(pipeline: Pipeline, ctx: RequestContext, head: ResponseHead, logger: Logger): void {
+  for (const hook of pipeline.onResponseHead) {
+    try {
+      hook(ctx, head);
+    } catch (err) {
+      logger.error({ requestId: ctx.id, err: (err as Error)?.message }, 'response head hook failed');
+    }
+  }
 }
 
 /** Passes one event's data through every onEvent hook; null means dropped. */

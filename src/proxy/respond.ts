@@ -66,13 +66,13 @@ export function createResponseHandler(pipeline: Pipeline, formatOf: (upstream: s
         return onError(ctx, err);
       }
       ctx.settled = true;
-      runHeadHooks(pipeline, ctx, { status: 200, stream: false });
+      runHeadHooks(pipeline, ctx, { status: 200, stream: false }, logger);
       sendJson(res, 200, body);
     });
   };
 
   const relayStream = (ctx: Context, proxyRes: IncomingMessage, res: ServerResponse, format: Format, upstream: string): void => {
-    runHeadHooks(pipeline, ctx, { status: 200, stream: true });
+    runHeadHooks(pipeline, ctx, { status: 200, stream: true }, logger);
     res.writeHead(200, STREAM_HEADERS);
     res.flushHeaders();
     ctx.streaming = true;
@@ -97,6 +97,13 @@ export function createResponseHandler(pipeline: Pipeline, formatOf: (upstream: s
       // Events that came before a failure in the same chunk still go out, then the error event.
       if (batch !== '') {
         ctx.timings.firstEvent ??= ctx.elapsed();
+        if (transformer.done && !threw) {
+          // [DONE] ends the client's stream now, whether or not the backend closes its side.
+          ctx.settled = true;
+          res.end(batch);
+          batch = '';
+          return;
+        }
         const ok = res.write(batch);
         batch = '';
         if (!ok && !threw) {

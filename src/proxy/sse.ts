@@ -24,11 +24,6 @@ export class SseParser {
     this.emitComplete(text);
   }
 
-  /** True when bytes of an unfinished event are still buffered. */
-  get pending(): boolean {
-    return this.buffer.trim().length > 0;
-  }
-
   private emitComplete(text: string): void {
     let start = 0;
     let end: number;

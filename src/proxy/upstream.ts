@@ -25,14 +25,21 @@ import { fromSocketError } from './status';
 export class OutgoingRequest extends EventEmitter {
   readonly method = 'POST';
   readonly headers: Record<string, string>;
+  /**
+   * http-proxy asks only whether the client's socket is gone. The real socket is
+   * not handed over: http-proxy-middleware would hang a listener on its server
+   * per proxy instance, and so keep every reloaded-away config alive.
+   */
+  readonly socket: { readonly destroyed: boolean };
 
   constructor(
     readonly url: string,
-    readonly socket: Socket,
+    client: Socket,
     readonly sluice: Context,
     private readonly body: string,
   ) {
     super();
+    this.socket = { get destroyed() { return client.destroyed; } };
     this.headers = {
       'content-type': 'application/json',
       'content-length': String(Buffer.byteLength(body)),
@@ -45,6 +52,16 @@ export class OutgoingRequest extends EventEmitter {
     destination.end(this.body);
     return destination;
   }
+}
+
+/**
+ * The target in the parsed shape http-proxy reads (protocol, host with port,
+ * hostname, port, path), made once at load: given a string, http-proxy would
+ * parse it again for every request.
+ */
+export function proxyTarget(url: string) {
+  const u = new URL(url);
+  return { protocol: u.protocol, host: u.host, hostname: u.hostname.replace(/^\[|\]$/g, ''), port: u.port, path: u.pathname + u.search, href: u.href };
 }
 
 const contextOfOutgoing = (out: IncomingMessage): Context => (out as unknown as OutgoingRequest).sluice;
@@ -68,7 +85,7 @@ export function createUpstream(name: string, config: UpstreamConfig & { url: str
   const headers = Object.fromEntries(Object.entries(config.headers).map(([k, v]) => [k.toLowerCase(), v]));
 
   const proxy: RequestHandler = createProxyMiddleware({
-    target: config.url,
+    target: proxyTarget(config.url) as unknown as string,
     changeOrigin: true,
     agent,
     headers,

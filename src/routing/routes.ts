@@ -48,13 +48,14 @@ export function compileRoutes(routes: readonly RouteConfig[], problems: string[]
     if (isGlob(id) || !compiled[i].matches(id)) problems.push(`routes[${i}].advertise[${j}]: "${id}" is not an exact model id matched by "${r.model}"`);
   }));
 
-  const cache = new Map<string, Route | null>();
+  // Only answers that found a route are cached, so ids a client makes up cannot fill it.
+  const cache = new Map<string, Route>();
   const resolve = (model: string, endpoint: Endpoint, version: Version): Route | undefined => {
     const cacheKey = `${version}\u0000${endpoint}\u0000${model}`;
     const hit = cache.get(cacheKey);
-    if (hit !== undefined) return hit ?? undefined;
+    if (hit !== undefined) return hit;
     const found = compiled.find((r) => r.versions.has(version) && r.endpoints.has(endpoint) && r.matches(model));
-    if (cache.size < CACHE_LIMIT) cache.set(cacheKey, found ?? null);
+    if (found !== undefined && cache.size < CACHE_LIMIT) cache.set(cacheKey, found);
     return found;
   };
 

@@ -185,6 +185,9 @@ describe('metrics: counters and histograms after a mix of requests', () => {
       'estimated=true,key=alice,model=break-1,org=acme,type=completion': 3,
       'estimated=true,key=carol,model=ok-stream,org=acme,type=prompt': 1,
       'estimated=true,key=carol,model=ok-stream,org=acme,type=completion': 3,
+      // An image answer without usage: its prompt's estimate, no completion tokens.
+      'estimated=true,key=alice,model=img-1,org=acme,type=prompt': 2,
+      'estimated=true,key=alice,model=img-1,org=acme,type=completion': 0,
     });
   });
 

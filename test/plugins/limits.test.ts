@@ -9,6 +9,14 @@ describe('limits plugin', () => {
     expect(await refusalOf(hooks, imageContext('x'.repeat(1001)))).toMatchObject({ reason: 'invalid_request', status: 400, param: 'prompt' });
   });
 
+  it('counts characters, not UTF-16 units: 1000 emoji fit, 1001 do not', async () => {
+    const hooks = await hooksOf(plugin);
+    expect(await refusalOf(hooks, imageContext('🦊'.repeat(1000)))).toBeUndefined();
+    const err = await refusalOf(hooks, imageContext('🦊'.repeat(1001)));
+    expect(err).toMatchObject({ reason: 'invalid_request', param: 'prompt' });
+    expect(err!.message).toContain('1001');
+  });
+
   it.each([1, 5, 10, null, undefined])('lets image n = %p through', async (n) => {
     expect(await refusalOf(await hooksOf(plugin), imageContext('p', { n }))).toBeUndefined();
   });

@@ -6,6 +6,7 @@
 //   slow-*      waits `slowMs` before the response head
 //   break-*     streams two events, then destroys the socket
 //   trunc-*     streams two events, then ends without [DONE]
+//   linger-*    a normal stream that stays open after [DONE]
 //   fail-*      sends two events and an error event in one write, then ends without [DONE]
 //   status-NNN  answers HTTP NNN with an error body
 //   garbage-*   answers 200 with a body that is not JSON
@@ -143,5 +144,6 @@ async function handle(backend: Backend, req: IncomingMessage, res: ServerRespons
     write(JSON.stringify({ ...base, choices: indexes.map((index) => ({ index, delta: {}, finish_reason: 'stop' })), ...(withUsage ? { usage } : {}) }));
   }
   write('[DONE]');
+  if (model.startsWith('linger-')) return; // keeps the connection open after [DONE]
   res.end();
 }

@@ -21,6 +21,7 @@ describe('parseChatRequest', () => {
     ['empty', { model: '' }, 'model'],
     ['a number', { model: 5 }, 'model'],
     ['null', { model: null }, 'model'],
+    ['longer than 256 characters', { model: 'm'.repeat(257) }, 'model'],
   ])('rejects a model that is %s', (_what, patch, param) => {
     expect(paramOf({ ...valid, model: undefined, ...patch })).toBe(param);
   });

@@ -61,6 +61,13 @@ describe('openai format: JSON answers', () => {
 });
 
 describe('openai format: stream', () => {
+  it.each(['null', '42', '"text"'])('calls an event that is JSON but not an object (%s) a bad backend answer', (data) => {
+    const transformer = openaiFormat.streamTransformer(chatCtx({}, true), 'b');
+    let err: GatewayError | undefined;
+    try { transformer.push(data, () => undefined); } catch (e) { err = e as GatewayError; }
+    expect(err).toMatchObject({ reason: 'upstream_error', status: 502, details: { kind: 'stream', upstream: 'b' } });
+  });
+
   it('folds a vLLM stream into the interface\'s chunks', () => {
     const { out, done, ctx } = run([
       chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]),

@@ -63,12 +63,10 @@ describe('SseParser', () => {
     const parser = new SseParser((data) => out.push(data));
     parser.push('data: a\n');
     expect(out).toEqual([]);
-    expect(parser.pending).toBe(true);
     parser.push('\ndata: b');
     expect(out).toEqual(['a']);
     parser.push('\n\n');
     expect(out).toEqual(['a', 'b']);
-    expect(parser.pending).toBe(false);
   });
 
   it('keeps data containing colons and JSON intact', () => {

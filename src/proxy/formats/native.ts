@@ -27,11 +27,10 @@ function respondJson(ctx: Context, text: string, upstream: string): string {
   } catch {
     throw badAnswer(upstream, 'the body is not JSON');
   }
-  if (ctx.chat) {
-    let chars = 0;
-    if (Array.isArray(body?.choices)) for (const c of body.choices) chars += typeof c?.message?.content === 'string' ? c.message.content.length : 0;
-    ctx.usage = readUsage(body?.usage) ?? estimateUsage(ctx, chars);
-  }
+  // An image answer has no completion text: without reported usage, the prompt's estimate is charged.
+  let chars = 0;
+  if (ctx.chat && Array.isArray(body?.choices)) for (const c of body.choices) chars += typeof c?.message?.content === 'string' ? c.message.content.length : 0;
+  ctx.usage = readUsage(body?.usage) ?? estimateUsage(ctx, chars);
   return text;
 }
 

@@ -39,6 +39,7 @@ function respondJson(ctx: Context, text: string, upstream: string): string {
   const body = parseJson(text, upstream);
   if (ctx.image) {
     if (!Array.isArray(body?.data) || body.data.some((d: any) => typeof d?.url !== 'string')) throw badAnswer(upstream, 'no image URLs in data[]');
+    ctx.usage = readUsage(body.usage) ?? estimateUsage(ctx, 0);
     return JSON.stringify({ id: typeof body.id === 'string' ? body.id : newId('img'), created: toUnixSeconds(body.created), data: body.data.map((d: any) => ({ url: d.url })) });
   }
   if (!Array.isArray(body?.choices)) throw badAnswer(upstream, 'no choices[]');
@@ -81,7 +82,8 @@ class OpenAIStream implements StreamTransformer {
     } catch {
       throw badAnswer(this.upstream, 'an event is not JSON', true);
     }
-    if (chunk?.error) throw badAnswer(this.upstream, 'the backend reported an error mid-stream', true);
+    if (chunk === null || typeof chunk !== 'object') throw badAnswer(this.upstream, 'an event is not a JSON object', true);
+    if (chunk.error) throw badAnswer(this.upstream, 'the backend reported an error mid-stream', true);
     if (this.id === undefined) {
       this.id = typeof chunk.id === 'string' ? chunk.id : newId('chatcmpl');
       this.created = toUnixSeconds(chunk.created);
