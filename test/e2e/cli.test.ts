@@ -51,8 +51,8 @@ describe('sluice keys', () => {
 });
 
 describe('sluice config check', () => {
-  it('exits 0 for a valid file', () => {
-    const r = sluice(['config', 'check', join(__dirname, '..', '..', 'config', 'gateway.yaml')]);
+  it.each(['gateway.yaml', 'reference.yaml', 'compose.yaml'])('exits 0 for the shipped config/%s', (name) => {
+    const r = sluice(['config', 'check', join(__dirname, '..', '..', 'config', name)]);
     expect(r.stdout).toContain(': ok');
     expect(r.status).toBe(0);
   });
