@@ -11,7 +11,8 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
   }
-  const result = schema.safeParse(body);
+  // reportInput: the message can then tell a missing field from one of the wrong type.
+  const result = schema.safeParse(body, { reportInput: true });
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const param = issuePath(issue) || null;

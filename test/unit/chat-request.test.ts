@@ -7,6 +7,13 @@ const valid = { model: 'chat-a', messages: [user] };
 const paramOf = (body: unknown) => rejection(parseChatRequest, body).param;
 
 describe('parseChatRequest', () => {
+  it('tells a missing field from one of the wrong type', () => {
+    expect(rejection(parseChatRequest, { model: 'm' }).message).toBe('messages is required.');
+    expect(rejection(parseChatRequest, { model: 'm', messages: {} }).message).toBe('messages must be an array, got an object.');
+    expect(rejection(parseChatRequest, { ...valid, stream: 'yes' }).message).toBe('stream must be a boolean, got a string.');
+    expect(rejection(parseChatRequest, { ...valid, model_params: [] }).message).toBe('model_params must be an object, got an array.');
+  });
+
   it('accepts the minimal body and fills the defaults', () => {
     expect(parseChatRequest(valid)).toEqual({ model: 'chat-a', messages: [user], stream: false, model_params: {} });
   });
