@@ -28,7 +28,14 @@ export async function createGateway(loaded: LoadedConfig, logger: Logger, extraP
   const services: Services = { metrics: createMetricsRegistry() };
   await attachRedis(services, loaded.config, logger);
   const deps = { registry, logger, services, alwaysOn: ALWAYS_ON };
-  const state: GatewayState = { runtime: await buildRuntime(loaded, deps), ready: true, logger, active: new Set() };
+  let runtime: Runtime;
+  try {
+    runtime = await buildRuntime(loaded, deps);
+  } catch (err) {
+    await closeRedisClient(services.redis); // a start that fails leaves no connection behind
+    throw err;
+  }
+  const state: GatewayState = { runtime, ready: true, logger, active: new Set() };
   return {
     state,
     app: createApp(state),
