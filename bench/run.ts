@@ -40,7 +40,8 @@ async function startGateway(backendPort: number): Promise<{ child: ChildProcess;
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   const file = join(dir, 'gateway.yaml');
   writeFileSync(file, benchConfig(backendPort));
-  const child = spawn(process.execPath, [join(dist, '..', 'src', 'server.js')], {
+  // The same Node flags as `npm start` and the image: the gateway is measured as it runs in production.
+  const child = spawn(process.execPath, ['--max-semi-space-size=32', join(dist, '..', 'src', 'server.js')], {
     env: { ...process.env, GATEWAY_CONFIG: file, PORT: String(port), LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
