@@ -14,7 +14,6 @@ import { createPipeline, type Pipeline, type PluginRegistry } from './pipeline/r
 import type { Services } from './pipeline/contract';
 import { createUpstream, type Upstream } from './proxy/upstream';
 import { createResponseHandler } from './proxy/respond';
-import { nativeFormat } from './proxy/formats/native';
 import { startDemoBackend, type DemoBackend } from './demo/backend';
 
 export interface Runtime {
@@ -88,7 +87,7 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
 
   const pipeline = await createPipeline(resolved, { config, logger: deps.logger, services: deps.services });
   const upstreams = new Map<string, Upstream>();
-  const handler = createResponseHandler(pipeline, (name) => upstreams.get(name)?.format ?? nativeFormat, deps.logger);
+  const handler = createResponseHandler(pipeline, deps.logger);
   for (const [name, upstream] of Object.entries(config.upstreams)) {
     const url = upstream.format === 'demo' ? (await demoBackendFor(upstream.url)).url : upstream.url!;
     upstreams.set(name, createUpstream(name, { ...upstream, format: upstream.format === 'demo' ? 'native' : upstream.format, url }, handler));

@@ -10,6 +10,13 @@ type HistogramChild = Histogram.Internal<string>;
 
 const SEP = '\u0000';
 
+/** The cached value for `key`, made by `make` the first time. */
+function childOf<T>(cache: Map<string, T>, key: string, make: () => T): T {
+  let child = cache.get(key);
+  if (child === undefined) cache.set(key, (child = make()));
+  return child;
+}
+
 export class Recorder {
   private readonly requestChildren = new Map<string, CounterChild>();
   private readonly durationChildren = new Map<string, HistogramChild>();
@@ -21,39 +28,26 @@ export class Recorder {
 
   request(endpoint: string, version: string, model: string, status: number, reason: string): void {
     const key = endpoint + SEP + version + SEP + model + SEP + status + SEP + reason;
-    let child = this.requestChildren.get(key);
-    if (child === undefined) this.requestChildren.set(key, (child = this.metrics.requests.labels(endpoint, version, model, String(status), reason)));
-    child.inc();
+    childOf(this.requestChildren, key, () => this.metrics.requests.labels(endpoint, version, model, String(status), reason)).inc();
   }
 
   duration(endpoint: string, model: string, stream: boolean, seconds: number): void {
     const key = endpoint + SEP + model + SEP + (stream ? 't' : 'f');
-    let child = this.durationChildren.get(key);
-    if (child === undefined) this.durationChildren.set(key, (child = this.metrics.duration.labels(endpoint, model, String(stream))));
-    child.observe(seconds);
+    childOf(this.durationChildren, key, () => this.metrics.duration.labels(endpoint, model, String(stream))).observe(seconds);
   }
 
   upstreamTtfb(upstream: string, model: string, seconds: number): void {
-    const key = upstream + SEP + model;
-    let child = this.ttfbChildren.get(key);
-    if (child === undefined) this.ttfbChildren.set(key, (child = this.metrics.upstreamTtfb.labels(upstream, model)));
-    child.observe(seconds);
+    childOf(this.ttfbChildren, upstream + SEP + model, () => this.metrics.upstreamTtfb.labels(upstream, model)).observe(seconds);
   }
 
   firstEvent(model: string, seconds: number): void {
-    let child = this.firstEventChildren.get(model);
-    if (child === undefined) this.firstEventChildren.set(model, (child = this.metrics.firstEvent.labels(model)));
-    child.observe(seconds);
+    childOf(this.firstEventChildren, model, () => this.metrics.firstEvent.labels(model)).observe(seconds);
   }
 
   tokens(model: string, key: string, org: string, estimated: boolean, prompt: number, completion: number): void {
     const id = model + SEP + key + SEP + org + SEP + (estimated ? 't' : 'f');
-    let pair = this.tokenChildren.get(id);
-    if (pair === undefined) {
-      const e = String(estimated);
-      pair = { prompt: this.metrics.tokens.labels('prompt', model, key, org, e), completion: this.metrics.tokens.labels('completion', model, key, org, e) };
-      this.tokenChildren.set(id, pair);
-    }
+    const e = String(estimated);
+    const pair = childOf(this.tokenChildren, id, () => ({ prompt: this.metrics.tokens.labels('prompt', model, key, org, e), completion: this.metrics.tokens.labels('completion', model, key, org, e) }));
     pair.prompt.inc(prompt);
     pair.completion.inc(completion);
   }

@@ -28,7 +28,7 @@ const STREAM_HEADERS = {
   connection: 'keep-alive',
 };
 
-export function createResponseHandler(pipeline: Pipeline, formatOf: (upstream: string) => Format, logger: Logger): ResponseHandler {
+export function createResponseHandler(pipeline: Pipeline, logger: Logger): ResponseHandler {
   const onError = (ctx: Context, err: unknown): void => {
     if (ctx.settled) return;
     ctx.settled = true;
@@ -43,7 +43,7 @@ export function createResponseHandler(pipeline: Pipeline, formatOf: (upstream: s
     if (error.reason === 'internal_error') logger.error({ requestId: ctx.id, err: (err as Error)?.message }, 'stream failed');
   };
 
-  const onResponse = (ctx: Context, proxyRes: IncomingMessage, res: ServerResponse): void => {
+  const onResponse = (ctx: Context, proxyRes: IncomingMessage, res: ServerResponse, format: Format): void => {
     ctx.timings.upstreamFirstByte = ctx.elapsed();
     const upstream = ctx.route!.upstream;
     const status = proxyRes.statusCode ?? 502;
@@ -56,12 +56,12 @@ export function createResponseHandler(pipeline: Pipeline, formatOf: (upstream: s
       proxyRes.resume();
       return onError(ctx, badAnswer(upstream, isStream ? 'an event stream to a request without stream' : 'JSON to a streamed request'));
     }
-    if (isStream) return relayStream(ctx, proxyRes, res, formatOf(upstream), upstream);
+    if (isStream) return relayStream(ctx, proxyRes, res, format, upstream);
     readBody(proxyRes, MAX_JSON_BYTES, (text) => {
       if (text === undefined) return onError(ctx, brokeOff(ctx, upstream, 'the body is too large or broke off'));
       let body: string;
       try {
-        body = formatOf(upstream).respondJson(ctx, text, upstream);
+        body = format.respondJson(ctx, text, upstream);
       } catch (err) {
         return onError(ctx, err);
       }

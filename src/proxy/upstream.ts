@@ -67,7 +67,7 @@ export function proxyTarget(url: string) {
 const contextOfOutgoing = (out: IncomingMessage): Context => (out as unknown as OutgoingRequest).sluice;
 
 export interface ResponseHandler {
-  onResponse(ctx: Context, proxyRes: IncomingMessage, res: ServerResponse): void;
+  onResponse(ctx: Context, proxyRes: IncomingMessage, res: ServerResponse, format: Format): void;
   onError(ctx: Context, err: unknown): void;
 }
 
@@ -82,6 +82,7 @@ export function createUpstream(name: string, config: UpstreamConfig & { url: str
   const secure = config.url.startsWith('https:');
   const agentOptions = { keepAlive: true, maxSockets: config.maxSockets, maxFreeSockets: Math.min(config.maxSockets, 256), scheduling: 'lifo' as const };
   const agent = secure ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
+  const format = config.format === 'openai' ? openaiFormat : nativeFormat;
   const headers = Object.fromEntries(Object.entries(config.headers).map(([k, v]) => [k.toLowerCase(), v]));
 
   const proxy: RequestHandler = createProxyMiddleware({
@@ -102,7 +103,7 @@ export function createUpstream(name: string, config: UpstreamConfig & { url: str
         });
       });
       proxyServer.on('proxyRes', (proxyRes: IncomingMessage, out: IncomingMessage, res: ServerResponse) => {
-        handler.onResponse(contextOfOutgoing(out), proxyRes, res);
+        handler.onResponse(contextOfOutgoing(out), proxyRes, res, format);
       });
       proxyServer.on('error', (err: Error, out: IncomingMessage) => {
         const ctx = contextOfOutgoing(out);
@@ -115,7 +116,7 @@ export function createUpstream(name: string, config: UpstreamConfig & { url: str
 
   return {
     name,
-    format: config.format === 'openai' ? openaiFormat : nativeFormat,
+    format,
     forward(ctx, req, res, path, body) {
       ctx.interrupt = (err) => handler.onError(ctx, err);
       const out = new OutgoingRequest(path, req.socket, ctx, body);
