@@ -9,7 +9,7 @@ import { GatewayError } from './errors';
 import { Context, requestIdOf } from './pipeline/context';
 import { runFinishHooks } from './pipeline/runner';
 import type { Runtime } from './runtime';
-import { chatCompletions, imageGenerations, listModels, type ApiRequest } from './api/handlers';
+import { chatCompletions, imageGenerations, listModels, retrieveModel, type ApiRequest } from './api/handlers';
 import { authenticate } from './auth/keys';
 import { errorMiddleware, sendError, toGatewayError } from './api/errors';
 import { sendJson } from './api/json';
@@ -102,6 +102,7 @@ export function createApp(state: GatewayState): GatewayHandler {
     router.post(`/${v}/chat/completions`, apiRoute(state, v, 'chat', chatCompletions, true));
     router.post(`/${v}/images/generations`, apiRoute(state, v, 'images', imageGenerations, true));
     router.get(`/${v}/models`, apiRoute(state, v, 'models', listModels, false));
+    router.get(`/${v}/models/*id`, apiRoute(state, v, 'models', retrieveModel, false));
   }
   router.get('/healthz', (req, res) => { requestIdOf(req, res); sendJson(res, 200, { status: 'ok' }); });
   router.get('/readyz', (req, res) => { requestIdOf(req, res); sendJson(res, state.ready ? 200 : 503, { status: state.ready ? 'ready' : 'not ready' }); });
@@ -109,6 +110,7 @@ export function createApp(state: GatewayState): GatewayHandler {
     router.all(`/${v}/chat/completions`, methodNotAllowed('POST'));
     router.all(`/${v}/images/generations`, methodNotAllowed('POST'));
     router.all(`/${v}/models`, methodNotAllowed('GET'));
+    router.all(`/${v}/models/*id`, methodNotAllowed('GET'));
   }
   router.use((req, _res, next) => {
     const path = (req.url ?? '/').split('?')[0].slice(0, 200);

@@ -1,6 +1,6 @@
 // The one error type and the one catalogue of reasons. Every error body the
 // gateway writes comes from `errorBody`, so clients see one shape everywhere:
-// {"error":{"message","param","reason","status"}}.
+// {"error":{"message","param","reason","status","code","type"}}.
 
 /** Reason → default HTTP status. Tests assert reasons, never message text. */
 export const REASONS = {
@@ -59,9 +59,26 @@ export class GatewayError extends Error {
 
 export const isGatewayError = (err: unknown): err is GatewayError => err instanceof GatewayError;
 
-/** The spec's error object, serialised. */
+/**
+ * OpenAI's error classes by status, so SDKs that read `error.type` classify
+ * the gateway's errors as they classify OpenAI's own.
+ */
+export function errorType(status: number): string {
+  switch (status) {
+    case 401: return 'authentication_error';
+    case 403: return 'permission_error';
+    case 404: return 'not_found_error';
+    case 429: return 'rate_limit_error';
+    default: return status >= 500 ? 'server_error' : 'invalid_request_error';
+  }
+}
+
+/**
+ * The interface's error object, serialised: its four fields, plus `code` (the
+ * reason again) and `type` for clients written against OpenAI's errors.
+ */
 export function errorBody(err: GatewayError): string {
   return JSON.stringify({
-    error: { message: err.message, param: err.param, reason: err.reason, status: err.status },
+    error: { message: err.message, param: err.param, reason: err.reason, status: err.status, code: err.reason, type: errorType(err.status) },
   });
 }

@@ -68,7 +68,7 @@ export async function closeDemoBackends(): Promise<void> {
  */
 export function checkRuntimeConfig(loaded: LoadedConfig, deps: Pick<RuntimeDeps, 'registry' | 'alwaysOn'>) {
   const problems: string[] = [];
-  const routes = compileRoutes(loaded.config.routes, problems);
+  const routes = compileRoutes(loaded.config.routes, problems, loaded.config.upstreams);
   // Always-on plugins the config leaves out run first, with their defaults: they hold the
   // interface's own limits, so nothing later (a rate limit, a metric) counts a request they refuse.
   const missing = (deps.alwaysOn ?? []).filter((name) => !loaded.config.plugins.some((e) => e.name === name));

@@ -1,6 +1,8 @@
-// content-filter: refuses a request whose image prompt or any chat message
-// contains a configured term (case-insensitive, whole words or phrases) or
-// matches a configured regular expression. The answer is the interface's
+// content-filter: refuses a request any of whose text (the image prompt, chat
+// messages in every form, tool calls and results, tool definitions, stop
+// strings, string parameters) contains a configured term (case-insensitive,
+// whole words or phrases, on normalised text) or matches a configured regular
+// expression. The answer is the interface's
 // content_filter error and never says which rule matched, so callers cannot
 // probe the rules.
 //
@@ -41,8 +43,8 @@ export const plugin: PluginDefinition<ContentFilterSettings> = {
     const refuse = () => new GatewayError('content_filter', message, { param: 'prompt' });
     return {
       onRequest(ctx) {
-        if (ctx.image && matches(ctx.image.prompt)) throw refuse();
-        if (ctx.chat) for (const m of ctx.chat.messages) if (matches(m.content)) throw refuse();
+        const texts = (ctx.chat ?? ctx.image)?.texts;
+        if (texts) for (const text of texts) if (matches(text)) throw refuse();
       },
     };
   },

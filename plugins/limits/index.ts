@@ -60,8 +60,8 @@ export const plugin: PluginDefinition<LimitsSettings> = {
           }
           if (s.messageCharsMax !== undefined) {
             let chars = 0;
-            for (const m of messages) chars += m.content.length;
-            if (chars > s.messageCharsMax) throw invalid('messages', `the messages hold ${chars} characters in all; the limit is ${s.messageCharsMax}.`);
+            for (const text of ctx.chat.texts) chars += text.length;
+            if (chars > s.messageCharsMax) throw invalid('messages', `the request's text (messages, tool calls and definitions) holds ${chars} characters in all; the limit is ${s.messageCharsMax}.`);
           }
         }
       },

@@ -1,50 +1,43 @@
-// POST /v{1,2}/chat/completions body, exactly as the interface defines it,
-// plus the OpenAI top-level sampling names folded into model_params.
+// POST /v{1,2}/chat/completions body: the interface's fields, the messages of
+// the route's dialect, and the OpenAI request fields folded into model_params.
+// Every piece of text the request forwards is gathered once here, so policy
+// (content filter, size limits, usage estimates) reads one list.
 import { z } from 'zod';
 import { foldTopLevel, MODEL_ID_MAX, parseBody } from './validate';
+import { messagesSchema, messageTexts, type ChatMessage, type Dialect } from './chat-messages';
+import { chatParamsShape, OPENAI_CHAT_NAMES, paramTexts } from './chat-params';
 
-const numberOrNull = z.number().nullable().optional();
+export { OPENAI_CHAT_NAMES };
+export type { ChatMessage, Dialect };
 
-export const OPENAI_CHAT_NAMES = ['temperature', 'top_p', 'max_tokens', 'stop', 'n', 'seed', 'presence_penalty', 'frequency_penalty', 'user'] as const;
-
-const chatParamsShape = {
-  temperature: numberOrNull,
-  top_p: numberOrNull,
-  n: numberOrNull,
-  max_tokens: z.number().int().nullable().optional(),
-  stop: z.union([z.string(), z.array(z.string())]).nullable().optional(),
-  seed: z.number().int().nullable().optional(),
-  presence_penalty: numberOrNull,
-  frequency_penalty: numberOrNull,
-  user: z.string().nullable().optional(),
-};
-
-const chatSchema = z.strictObject({
+const chatSchema = (dialect: Dialect) => z.strictObject({
   model: z.string().min(1).max(MODEL_ID_MAX),
-  messages: z.array(z.strictObject({
-    role: z.enum(['system', 'user', 'assistant']),
-    content: z.string(),
-  })).min(1),
+  messages: messagesSchema[dialect],
   stream: z.boolean().nullable().optional(),
-  model_params: z.looseObject({ temperature: numberOrNull, top_p: numberOrNull, n: numberOrNull }).nullable().optional(),
+  model_params: z.looseObject(chatParamsShape).nullable().optional(),
   ...chatParamsShape,
 });
 
-export interface ChatMessage { role: 'system' | 'user' | 'assistant'; content: string }
+// Built once: nothing is compiled per request.
+const SCHEMAS: Record<Dialect, z.ZodType<z.infer<ReturnType<typeof chatSchema>>>> = {
+  interface: chatSchema('interface'),
+  openai: chatSchema('openai'),
+};
 
 export interface ChatRequest {
   model: string;
   messages: ChatMessage[];
   stream: boolean;
   model_params: Record<string, unknown>;
+  /** Every piece of text the backend will read: messages, tool calls and results, tool definitions, stop strings. */
+  texts: string[];
 }
 
-export function parseChatRequest(body: unknown): ChatRequest {
-  const parsed = parseBody(chatSchema, body);
-  return {
-    model: parsed.model,
-    messages: parsed.messages,
-    stream: parsed.stream === true,
-    model_params: foldTopLevel(parsed, OPENAI_CHAT_NAMES),
-  };
+export function parseChatRequest(body: unknown, dialect: Dialect = 'interface'): ChatRequest {
+  const parsed = parseBody(SCHEMAS[dialect], body);
+  const model_params = foldTopLevel(parsed, OPENAI_CHAT_NAMES);
+  const texts: string[] = [];
+  messageTexts(parsed.messages, texts);
+  paramTexts(model_params, texts);
+  return { model: parsed.model, messages: parsed.messages, stream: parsed.stream === true, model_params, texts };
 }

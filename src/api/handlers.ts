@@ -9,6 +9,8 @@ import { runRequestHooks } from '../pipeline/runner';
 import type { Runtime } from '../runtime';
 import { parseChatRequest } from './chat-request';
 import { parseImageRequest } from './image-request';
+import { MODEL_ID_MAX } from './validate';
+import type { ListedModel, Route } from '../routing/routes';
 import { sendJson } from './json';
 
 const UPSTREAM_PATH: Record<Endpoint, string> = { chat: '/chat/completions', images: '/images/generations' };
@@ -18,12 +20,21 @@ export interface ApiRequest extends Request {
   runtime: Runtime;
 }
 
-async function routeAndForward(req: ApiRequest, res: Response, next: NextFunction, endpoint: Endpoint): Promise<void> {
+/**
+ * The route the body's model names, looked up before the body is validated:
+ * the route's dialect decides which message forms are valid. Errors keep their
+ * order (the body first, then the key's allow-list, then the route).
+ */
+function routeOf(req: ApiRequest, endpoint: Endpoint): Route | undefined {
+  const model = (req.body as { model?: unknown } | undefined)?.model;
+  return typeof model === 'string' && model.length <= MODEL_ID_MAX ? req.runtime.routes.resolve(model, endpoint, req.sluice.version) : undefined;
+}
+
+async function routeAndForward(req: ApiRequest, res: Response, next: NextFunction, endpoint: Endpoint, route: Route | undefined): Promise<void> {
   const ctx = req.sluice;
   const runtime = req.runtime;
   const model = ctx.model!;
   authorizeModel(ctx.principal!, model);
-  const route = runtime.routes.resolve(model, endpoint, ctx.version);
   if (route === undefined) {
     throw new GatewayError('model_not_found', `Model "${model}" is not available for ${endpoint === 'chat' ? 'chat completions' : 'image generation'} on /${ctx.version}. GET /${ctx.version}/models lists the models your key may use.`, { param: 'model' });
   }
@@ -37,11 +48,12 @@ async function routeAndForward(req: ApiRequest, res: Response, next: NextFunctio
 
 export async function chatCompletions(req: Request, res: Response, next: NextFunction): Promise<void> {
   const r = req as ApiRequest;
-  const chat = parseChatRequest(req.body);
+  const route = routeOf(r, 'chat');
+  const chat = parseChatRequest(req.body, route?.dialect);
   r.sluice.chat = chat;
   r.sluice.model = chat.model;
   r.sluice.stream = chat.stream;
-  await routeAndForward(r, res, next, 'chat');
+  await routeAndForward(r, res, next, 'chat', route);
 }
 
 export async function imageGenerations(req: Request, res: Response, next: NextFunction): Promise<void> {
@@ -49,13 +61,28 @@ export async function imageGenerations(req: Request, res: Response, next: NextFu
   const image = parseImageRequest(req.body);
   r.sluice.image = image;
   r.sluice.model = image.model;
-  await routeAndForward(r, res, next, 'images');
+  await routeAndForward(r, res, next, 'images', routeOf(r, 'images'));
 }
+
+const ENDPOINTS: readonly Endpoint[] = ['chat', 'images'];
+
+const modelObject = (m: ListedModel) => ({ id: m.id, object: 'model', created: 0, owned_by: 'sluice', endpoints: m.endpoints });
 
 export function listModels(req: Request, res: Response): void {
   const { sluice: ctx, runtime } = req as ApiRequest;
-  const data = runtime.routes.listed(ctx.version)
-    .filter((m) => ctx.principal!.mayUse(m.id))
-    .map((m) => ({ id: m.id, object: 'model', created: 0, owned_by: 'sluice', endpoints: m.endpoints }));
+  const data = runtime.routes.listed(ctx.version).filter((m) => ctx.principal!.mayUse(m.id)).map(modelObject);
   sendJson(res, 200, { object: 'list', data });
+}
+
+/** GET /v{1,2}/models/{id}: one model the key may use; ids may hold slashes (org/name), sent encoded or not. */
+export function retrieveModel(req: Request, res: Response): void {
+  const { sluice: ctx, runtime } = req as ApiRequest;
+  const segments = (req.params as { id?: string | string[] }).id;
+  const id = Array.isArray(segments) ? segments.join('/') : segments ?? '';
+  // Any id a route serves, glob routes included: retrieving must agree with what a request would reach.
+  const endpoints = id.length <= MODEL_ID_MAX && ctx.principal!.mayUse(id) ? ENDPOINTS.filter((e) => runtime.routes.resolve(id, e, ctx.version) !== undefined) : [];
+  if (endpoints.length === 0) {
+    throw new GatewayError('model_not_found', `Model "${id.slice(0, MODEL_ID_MAX)}" is not available to this key on /${ctx.version}. GET /${ctx.version}/models lists the models your key may use.`, { param: 'model' });
+  }
+  sendJson(res, 200, modelObject({ id, endpoints }));
 }

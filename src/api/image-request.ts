@@ -1,7 +1,8 @@
-// POST /v{1,2}/images/generations body. Only `url` responses exist in the
-// interface, so response_format accepts "url" alone.
+// POST /v{1,2}/images/generations body. Images come back as URLs (the
+// interface's default) or, with response_format "b64_json", inline.
 import { z } from 'zod';
 import { foldTopLevel, MODEL_ID_MAX, parseBody } from './validate';
+import { paramTexts } from './chat-params';
 
 export const OPENAI_IMAGE_NAMES = ['n', 'size', 'response_format', 'quality', 'style', 'user'] as const;
 
@@ -9,7 +10,7 @@ const size = z.string().regex(/^[1-9]\d{0,4}x[1-9]\d{0,4}$/, 'must look like <wi
 const imageParamsShape = {
   n: z.number().nullable().optional(),
   size: size.nullable().optional(),
-  response_format: z.enum(['url']).nullable().optional(),
+  response_format: z.enum(['url', 'b64_json']).nullable().optional(),
 };
 
 const imageSchema = z.strictObject({
@@ -26,9 +27,14 @@ export interface ImageRequest {
   model: string;
   prompt: string;
   model_params: Record<string, unknown>;
+  /** Every piece of text the backend will read: the prompt and any string parameter. */
+  texts: string[];
 }
 
 export function parseImageRequest(body: unknown): ImageRequest {
   const parsed = parseBody(imageSchema, body);
-  return { model: parsed.model, prompt: parsed.prompt, model_params: foldTopLevel(parsed, OPENAI_IMAGE_NAMES) };
+  const model_params = foldTopLevel(parsed, OPENAI_IMAGE_NAMES);
+  const texts = [parsed.prompt];
+  paramTexts(model_params, texts);
+  return { model: parsed.model, prompt: parsed.prompt, model_params, texts };
 }

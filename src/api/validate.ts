@@ -2,7 +2,7 @@
 // problem reported as invalid_request with the offending input's path.
 import type { z } from 'zod';
 import { GatewayError } from '../errors';
-import { describeIssue, issuePath } from '../config/issues';
+import { describeIssue, innermostIssue, issuePath } from '../config/issues';
 
 /** Model ids are names, not payloads: longer ones are refused before they reach a log, a label or a cache. */
 export const MODEL_ID_MAX = 256;
@@ -14,7 +14,7 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   // reportInput: the message can then tell a missing field from one of the wrong type.
   const result = schema.safeParse(body, { reportInput: true });
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
+  const issue = innermostIssue(result.error.issues[0]);
   const param = issuePath(issue) || null;
   const message = issue.code === 'unrecognized_keys' && issue.path.length === 0
     ? `${param} is not a known field of this request. Model-specific parameters go in model_params.`

@@ -14,6 +14,22 @@ export function formatPath(path: ReadonlyArray<PropertyKey>): string {
   return out;
 }
 
+/**
+ * The issue worth reporting. A union that failed in every branch says only
+ * "invalid input"; the branch that got furthest (the longest path) names
+ * what to fix, e.g. messages[0].content[0].type rather than messages[0].content.
+ */
+export function innermostIssue(issue: Issue): Issue {
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return issue;
+  let best: Issue = issue;
+  for (const branch of issue.errors) {
+    if (branch.length === 0) continue;
+    const inner = innermostIssue(branch[0]);
+    if (inner.path.length > 0 && issue.path.length + inner.path.length > best.path.length) best = { ...inner, path: [...issue.path, ...inner.path] } as Issue;
+  }
+  return best;
+}
+
 /** The path an issue is about; for unknown keys, the first unknown key itself. */
 export function issuePath(issue: Issue): string {
   if (issue.code === 'unrecognized_keys') return formatPath([...issue.path, issue.keys[0]]);
@@ -32,6 +48,13 @@ export function describeIssue(issue: Issue): string {
       return `${where} is not a known field`;
     case 'invalid_value':
       return `${where} must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'invalid_union': {
+      if ('options' in issue && Array.isArray(issue.options)) return `${where} must be one of ${issue.options.map((v) => JSON.stringify(v)).join(', ')}`;
+      // Every branch wanted another type: say which types are accepted.
+      const types = issue.errors.map((b) => (b[0]?.code === 'invalid_type' && b[0].path.length === 0 ? article(b[0].expected) : undefined));
+      if (types.length > 0 && types.every((t) => t !== undefined)) return `${where} must be ${[...new Set(types)].join(' or ')}${'input' in issue ? `, got ${typeName(issue.input)}` : ''}`;
+      return `${where} is not valid here`;
+    }
     case 'too_small':
       return issue.origin === 'array' ? `${where} must have at least ${issue.minimum} item(s)`
         : issue.origin === 'string' ? `${where} must not be empty`

@@ -60,6 +60,8 @@ export const upstreamSchema = z.strictObject({
   headers: z.record(z.string(), z.string()).default({}),
   timeoutMs: intLike(1, 3_600_000).default(60_000),
   maxSockets: intLike(1, 65_536).default(256),
+  /** Message forms accepted on routes to this upstream, unless a route says otherwise. */
+  dialect: z.enum(['interface', 'openai']).optional(),
 });
 
 const endpointSchema = z.enum(['chat', 'images']);
@@ -72,6 +74,7 @@ const routeSchema = z.strictObject({
   endpoints: z.array(endpointSchema).min(1).default(['chat', 'images']),
   versions: z.array(versionSchema).min(1).default(['v1', 'v2']),
   advertise: z.array(z.string().min(1)).optional(),
+  dialect: z.enum(['interface', 'openai']).optional(),
 });
 
 /** Each plugin entry: a name (or a module path) plus the plugin's own settings. */
@@ -114,8 +117,14 @@ export function crossCheck(config: GatewayConfig): string[] {
     if (upstream.format !== 'demo' && upstream.url === undefined) problems.push(`upstreams.${name}.url: required for format ${upstream.format}`);
   }
   config.routes.forEach((route, i) => {
-    if (!(route.upstream in config.upstreams)) problems.push(`routes[${i}].upstream: unknown upstream "${route.upstream}"`);
+    const upstream = config.upstreams[route.upstream];
+    if (upstream === undefined) return void problems.push(`routes[${i}].upstream: unknown upstream "${route.upstream}"`);
+    // A native or demo backend speaks the interface alone: OpenAI's message forms would reach it unchecked.
+    if (route.dialect === 'openai' && upstream.format !== 'openai') problems.push(`routes[${i}].dialect: openai needs an upstream of format openai; "${route.upstream}" is ${upstream.format}`);
   });
+  for (const [name, upstream] of Object.entries(config.upstreams)) {
+    if (upstream.dialect === 'openai' && upstream.format !== 'openai') problems.push(`upstreams.${name}.dialect: openai needs format openai, not ${upstream.format}`);
+  }
   if (config.redis && config.redis.url === undefined && config.redis.nodes === undefined) {
     problems.push('redis: give either url (one server) or nodes (a cluster)');
   }

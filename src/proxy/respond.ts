@@ -49,14 +49,24 @@ export function createResponseHandler(pipeline: Pipeline, logger: Logger): Respo
     const status = proxyRes.statusCode ?? 502;
     proxyRes.on('error', () => undefined); // reported through the proxy's error event
     if (status < 200 || status >= 300) {
-      return readBody(proxyRes, MAX_ERROR_BYTES, (text) => onError(ctx, fromUpstreamStatus(status, text ?? '', upstream)));
+      return readBody(proxyRes, MAX_ERROR_BYTES, (text) => onError(ctx, fromUpstreamStatus(status, text ?? '', upstream, proxyRes.headers['retry-after'])));
     }
-    const isStream = (proxyRes.headers['content-type'] ?? '').startsWith('text/event-stream');
-    if (isStream !== ctx.stream) {
+    const declaredStream = (proxyRes.headers['content-type'] ?? '').startsWith('text/event-stream');
+    if (declaredStream && !ctx.stream) {
       proxyRes.resume();
-      return onError(ctx, badAnswer(upstream, isStream ? 'an event stream to a request without stream' : 'JSON to a streamed request'));
+      return onError(ctx, badAnswer(upstream, 'an event stream to a request without stream'));
     }
-    if (isStream) return relayStream(ctx, proxyRes, res, format, upstream);
+    if (declaredStream) return relayStream(ctx, proxyRes, res, format, upstream);
+    // Liberal in what backends send: a streamed request's answer is a stream when it
+    // carries events, whatever its content type says.
+    if (ctx.stream) {
+      return sniffEvents(proxyRes, (events) => {
+        if (events === undefined) return onError(ctx, brokeOff(ctx, upstream, 'the answer was empty'));
+        if (events) return relayStream(ctx, proxyRes, res, format, upstream);
+        proxyRes.resume();
+        onError(ctx, badAnswer(upstream, 'an answer that is not an event stream to a streamed request'));
+      });
+    }
     readBody(proxyRes, MAX_JSON_BYTES, (text) => {
       if (text === undefined) return onError(ctx, brokeOff(ctx, upstream, 'the body is too large or broke off'));
       let body: string;
@@ -120,9 +130,32 @@ export function createResponseHandler(pipeline: Pipeline, logger: Logger): Respo
       res.end();
     });
     proxyRes.on('aborted', () => onError(ctx, brokeOff(ctx, upstream, 'the stream broke off', true)));
+    proxyRes.resume(); // a sniffed answer was paused with its first chunk put back
   };
 
   return { onResponse, onError };
+}
+
+/** How an event stream opens: a field (data, event, id, retry) or a comment. */
+const SSE_START = /^(data|event|id|retry)?:/;
+
+/**
+ * Looks at the first chunk of a body and puts it back: true if it opens an
+ * event stream, false if not, undefined if the body ended or broke with nothing in it.
+ */
+function sniffEvents(stream: IncomingMessage, decide: (events: boolean | undefined) => void): void {
+  let decided = false;
+  const onEmpty = (): void => { if (!decided) { decided = true; decide(undefined); } };
+  stream.once('end', onEmpty);
+  stream.once('close', onEmpty);
+  stream.once('data', (chunk: Buffer) => {
+    stream.pause();
+    stream.unshift(chunk);
+    stream.off('end', onEmpty);
+    stream.off('close', onEmpty);
+    decided = true;
+    decide(SSE_START.test(chunk.toString('latin1', 0, Math.min(chunk.length, 64)).trimStart()));
+  });
 }
 
 /** Reads a whole body up to `limit` bytes; undefined if larger or broken. */

@@ -13,15 +13,24 @@ export function fromSocketError(err: NodeJS.ErrnoException, timedOut: boolean, u
   return new GatewayError('upstream_error', `The backend "${upstream}" ${what}. Try again later.`, { details: { kind, upstream }, cause: err });
 }
 
-/** A backend's non-2xx answer. Its 4xx passes through; its 401/403 and 5xx are the gateway's problem. */
-export function fromUpstreamStatus(status: number, bodyText: string, upstream: string): GatewayError {
+/** A Retry-After worth passing on: delay seconds or an HTTP date, nothing else. */
+const retryAfterValue = (value: unknown): string | undefined =>
+  typeof value === 'string' && (/^\d{1,7}$/.test(value) || (value.length <= 64 && /^[A-Za-z0-9 ,:-]+$/.test(value) && !Number.isNaN(Date.parse(value)))) ? value : undefined;
+
+/**
+ * A backend's non-2xx answer. Its 4xx passes through (a 429 with its
+ * Retry-After, so clients back off as the backend asks); its 401/403 and 5xx
+ * are the gateway's problem.
+ */
+export function fromUpstreamStatus(status: number, bodyText: string, upstream: string, retryAfter?: unknown): GatewayError {
   const details = { kind: 'status', upstream };
   if (status === 401 || status === 403) {
     return new GatewayError('upstream_error', `The backend "${upstream}" refused the gateway's credentials (HTTP ${status}). Tell the gateway operator.`, { details });
   }
   if (status >= 400 && status < 500) {
     const { message, param } = readBackendError(bodyText);
-    return new GatewayError('upstream_rejected', message ?? `The backend rejected the request (HTTP ${status}).`, { status, param, details });
+    const after = status === 429 ? retryAfterValue(retryAfter) : undefined;
+    return new GatewayError('upstream_rejected', message ?? `The backend rejected the request (HTTP ${status}).`, { status, param, details, headers: after === undefined ? undefined : { 'retry-after': after } });
   }
   return new GatewayError('upstream_error', `The backend "${upstream}" failed (HTTP ${status}). Try again later.`, { details });
 }

@@ -7,21 +7,24 @@ export const CHARS_PER_TOKEN = 4;
 
 export const estimateTokens = (chars: number): number => Math.ceil(chars / CHARS_PER_TOKEN);
 
-/** The backend's usage object, if it has the three integer fields. */
+/** A token count: a whole number, not negative, not absurd. A backend's nonsense is ignored, then estimated. */
+const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
+
+/** The backend's usage object, if it has the integer fields. */
 export function readUsage(raw: unknown): Usage | undefined {
   if (raw === null || typeof raw !== 'object') return undefined;
   const u = raw as Record<string, unknown>;
   const prompt = u.prompt_tokens;
   const completion = u.completion_tokens;
-  if (!Number.isInteger(prompt) || !Number.isInteger(completion)) return undefined;
-  const total = Number.isInteger(u.total_tokens) ? (u.total_tokens as number) : (prompt as number) + (completion as number);
+  if (!isCount(prompt) || !isCount(completion)) return undefined;
+  const sum = (prompt as number) + (completion as number);
+  const total = isCount(u.total_tokens) && u.total_tokens >= sum ? u.total_tokens : sum;
   return { prompt_tokens: prompt as number, completion_tokens: completion as number, total_tokens: total, estimated: false };
 }
 
 export function promptChars(ctx: Context): number {
-  if (ctx.image) return ctx.image.prompt.length;
   let chars = 0;
-  for (const m of ctx.chat?.messages ?? []) chars += m.content.length;
+  for (const text of (ctx.chat ?? ctx.image)?.texts ?? []) chars += text.length;
   return chars;
 }
 

@@ -1,6 +1,7 @@
 // Maps (model, endpoint, version) to an upstream: first matching route wins.
 // Globs compile once at load; resolved answers are cached per config, bounded.
-import type { Endpoint, RouteConfig, Version } from '../config/schema';
+import type { Endpoint, RouteConfig, UpstreamConfig, Version } from '../config/schema';
+import type { Dialect } from '../api/chat-messages';
 import { compileGlob, isGlob, type Matcher } from '../auth/glob';
 
 export interface Route {
@@ -8,6 +9,8 @@ export interface Route {
   upstream: string;
   /** The model name sent upstream; undefined keeps the client's id. */
   upstreamModel?: string;
+  /** Which message forms the route accepts: the interface's (default) or OpenAI's. */
+  dialect: Dialect;
 }
 
 export interface ListedModel {
@@ -35,11 +38,12 @@ export function exactModelIds(routes: readonly RouteConfig[]): string[] {
   return [...new Set(routes.flatMap((r) => (isGlob(r.model) ? r.advertise ?? [] : [r.model])))];
 }
 
-export function compileRoutes(routes: readonly RouteConfig[], problems: string[] = []): RouteTable {
+export function compileRoutes(routes: readonly RouteConfig[], problems: string[] = [], upstreams: Readonly<Record<string, Pick<UpstreamConfig, 'dialect'>>> = {}): RouteTable {
   const compiled: CompiledRoute[] = routes.map((r, index) => ({
     index,
     upstream: r.upstream,
     upstreamModel: r.upstreamModel,
+    dialect: r.dialect ?? upstreams[r.upstream]?.dialect ?? 'interface',
     matches: compileGlob(r.model),
     endpoints: new Set(r.endpoints),
     versions: new Set(r.versions),

@@ -36,8 +36,8 @@ describe('format: openai', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.body).toEqual({
-      id: 'chatcmpl-backend', object: 'chat.completion', created: 1_700_000_000, model: 'chat-small',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'alpha beta gamma' }, finish_reason: 'stop' }],
+      id: 'chatcmpl-backend', object: 'chat.completion', created: 1_700_000_000, model: 'chat-small', system_fingerprint: 'fp_x',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'alpha beta gamma' }, finish_reason: 'stop', logprobs: null }],
       usage: { prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 },
     });
   });

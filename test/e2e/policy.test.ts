@@ -28,7 +28,7 @@ describe('policy plugins through the gateway', () => {
   it.each(['v1', 'v2'])('refuses a filtered image prompt with the exact content_filter body (%s)', async (version) => {
     const res = await post(`${filtered.url}/${version}/images/generations`, { model: 'ok-img', prompt: 'my Credit Card Number please' }, bearer(alice.key));
     expectError(res, 400, 'content_filter', 'prompt');
-    expect(JSON.parse(res.text)).toEqual({ error: { message: expect.stringContaining('policy@example.com'), param: 'prompt', reason: 'content_filter', status: 400 } });
+    expect(JSON.parse(res.text)).toEqual({ error: { message: expect.stringContaining('policy@example.com'), param: 'prompt', reason: 'content_filter', status: 400, code: 'content_filter', type: 'invalid_request_error' } });
     expect(reachedBackend()).toBe(0);
   });
 

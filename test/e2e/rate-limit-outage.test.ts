@@ -113,7 +113,7 @@ describe('rate limits while Redis goes down and comes back', () => {
   it('closed: answers 503 limiter_unavailable at once', async () => {
     const { res, ms } = await timedPost(closed.url, busy.key);
     expect(res.status).toBe(503);
-    expect(res.body.error).toEqual({ message: expect.any(String), param: null, reason: 'limiter_unavailable', status: 503 });
+    expect(res.body.error).toEqual({ message: expect.any(String), param: null, reason: 'limiter_unavailable', status: 503, code: 'limiter_unavailable', type: 'server_error' });
     expect(ms).toBeLessThan(MAX_MS);
   });
 

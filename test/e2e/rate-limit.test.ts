@@ -27,7 +27,7 @@ async function until(check: () => Promise<boolean> | boolean, what: string, time
 
 function expectRateLimited(res: JsonResponse): void {
   expect(res.status).toBe(429);
-  expect(res.body.error).toEqual({ message: expect.any(String), param: null, reason: 'rate_limited', status: 429 });
+  expect(res.body.error).toEqual({ message: expect.any(String), param: null, reason: 'rate_limited', status: 429, code: 'rate_limited', type: 'rate_limit_error' });
   expect(res.headers['retry-after']).toMatch(/^[1-9]\d*$/);
 }
 

@@ -56,7 +56,8 @@ describe('request errors', () => {
   it('invalid_request 400 naming the field, on both endpoints and both versions', async () => {
     const bad = { model: 'ok-a', messages: [{ role: 'user', content: 'a' }, { role: 'robot', content: 'b' }] };
     expectError(await post(chatUrl(), bad, bearer(alice.key)), 400, 'invalid_request', 'messages[1].role');
-    expectError(await post(`${gw.url}/v2/chat/completions`, { ...chat('ok-a'), tools: [] }, bearer(alice.key)), 400, 'invalid_request', 'tools');
+    expectError(await post(`${gw.url}/v2/chat/completions`, { ...chat('ok-a'), functions: [] }, bearer(alice.key)), 400, 'invalid_request', 'functions');
+    expectError(await post(`${gw.url}/v2/chat/completions`, { ...chat('ok-a'), tools: [{ type: 'function' }] }, bearer(alice.key)), 400, 'invalid_request', 'tools[0].function');
     expectError(await post(`${gw.url}/v1/images/generations`, { model: 'img-only' }, bearer(alice.key)), 400, 'invalid_request', 'prompt');
     expectError(await post(`${gw.url}/v2/images/generations`, { model: 'img-only', prompt: 'p', model_params: { size: 'big' } }, bearer(alice.key)), 400, 'invalid_request', 'model_params.size');
     expectError(await post(chatUrl(), [chat('ok-a')], bearer(alice.key)), 400, 'invalid_request', null);
@@ -65,7 +66,7 @@ describe('request errors', () => {
   it('content_filter 400 with exactly the interface\'s body', async () => {
     const res = await post(chatUrl(), { model: 'ok-a', messages: [{ role: 'user', content: 'say the Forbidden Phrase' }] }, bearer(alice.key));
     expectError(res, 400, 'content_filter', 'prompt');
-    expect(res.text).toMatch(/^\{"error":\{"message":"[^"]+","param":"prompt","reason":"content_filter","status":400\}\}$/);
+    expect(res.text).toMatch(/^\{"error":\{"message":"[^"]+","param":"prompt","reason":"content_filter","status":400,"code":"content_filter","type":"invalid_request_error"\}\}$/);
     expect(res.body.error.message).toContain('policy@example.com');
     expect(res.body.error.message).not.toMatch(/forbidden/i);
   });
@@ -91,7 +92,12 @@ describe('request errors', () => {
     expectError(await call('GET', `${gw.url}/`, undefined), 404, 'not_found', null);
     expectError(await post(`${gw.url}/v1/completions`, chat('ok-a'), bearer(alice.key)), 404, 'not_found');
     expectError(await post(`${gw.url}/v3/chat/completions`, chat('ok-a'), bearer(alice.key)), 404, 'not_found');
-    expectError(await call('GET', `${gw.url}/v1/models/ok-a`, undefined, bearer(alice.key)), 404, 'not_found');
+    expectError(await call('GET', `${gw.url}/v1/model/ok-a`, undefined, bearer(alice.key)), 404, 'not_found');
+  });
+
+  it('model_not_found 404 when retrieving a model the key may not use or no route serves', async () => {
+    expectError(await call('GET', `${gw.url}/v1/models/llama`, undefined, bearer(alice.key)), 404, 'model_not_found', 'model');
+    expectError(await call('GET', `${gw.url}/v1/models/ok-b`, undefined, bearer(bob.key)), 404, 'model_not_found', 'model');
   });
 
   it('model_not_found 404 when no route serves the model, endpoint and version', async () => {

@@ -88,6 +88,32 @@ describe('content-filter plugin', () => {
       .toMatchObject({ reason: 'content_filter', param: 'prompt' });
   });
 
+  it('reads every form of chat text: parts, developer and tool messages, tool-call arguments, tool definitions, stop strings', async () => {
+    const hooks = await hooksOf(plugin, settings);
+    const call = { id: 'c1', type: 'function' as const, function: { name: 'lookup', arguments: '{"q":"a bomb"}' } };
+    const refused = [
+      chatContext([{ role: 'user', content: [{ type: 'text', text: 'fine' }, { type: 'text', text: 'a bomb' }] }]),
+      chatContext([{ role: 'developer', content: 'a bomb' }]),
+      chatContext([{ role: 'tool', tool_call_id: 'c1', content: 'the forbidden phrase' }]),
+      chatContext([{ role: 'assistant', content: null, tool_calls: [call] }]),
+      chatContext(['fine'], { tools: [{ type: 'function', function: { name: 'f', description: 'makes a bomb' } }] }),
+      chatContext(['fine'], { stop: ['x', 'bomb'] }),
+      chatContext(['fine'], { guided_regex: 'forbidden phrase' }),
+    ];
+    for (const ctx of refused) expect(await refusalOf(hooks, ctx)).toMatchObject({ reason: 'content_filter', param: 'prompt' });
+    expect(await refusalOf(hooks, chatContext([{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x/bomb.png' } }] }]))).toBeUndefined();
+  });
+
+  it.each([
+    ['a zero-width space inside a word', 'bo\u200bmb'],
+    ['a soft hyphen and a word joiner', 'forbid\u00ad\u2060den phrase'],
+    ['full-width letters', '\uff42\uff4f\uff4d\uff42'],
+    ['a non-breaking space and a tab run', 'forbidden\u00a0\t phrase'],
+    ['a variation selector', 'bomb\ufe0f'],
+  ])('sees through %s', async (_what, text) => {
+    expect(await blocked(text)).toBe(true);
+  });
+
   it('lets everything through when no rule is configured', async () => {
     expect(await blocked('forbidden phrase bomb', {})).toBe(false);
   });

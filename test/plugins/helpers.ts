@@ -5,6 +5,8 @@ import type { PluginEntry } from '../../src/config/schema';
 import { PluginRegistry } from '../../src/pipeline/registry';
 import pino from 'pino';
 import { GatewayError } from '../../src/errors';
+import { messageTexts, type ChatMessage } from '../../src/api/chat-messages';
+import { paramTexts } from '../../src/api/chat-params';
 
 export async function hooksOf<S>(plugin: PluginDefinition<S>, entry: Record<string, unknown> = {}): Promise<PluginHooks> {
   const settings = plugin.schema.parse(entry);
@@ -18,13 +20,20 @@ export function configProblems(plugin: PluginDefinition<any>, entry: Record<stri
   return problems;
 }
 
-export const chatContext = (contents: string[], model_params: Record<string, unknown> = {}): RequestContext => ({
-  chat: { model: 'chat-a', stream: false, model_params, messages: contents.map((content, i) => ({ role: i === 0 ? 'system' : 'user', content })) },
-}) as unknown as RequestContext;
+/** A chat context as the gateway builds it: plain contents become system then user messages; messages are taken as given. */
+export function chatContext(contents: Array<string | ChatMessage>, model_params: Record<string, unknown> = {}): RequestContext {
+  const messages = contents.map((c, i): ChatMessage => (typeof c === 'string' ? { role: i === 0 ? 'system' : 'user', content: c } : c));
+  const texts: string[] = [];
+  messageTexts(messages, texts);
+  paramTexts(model_params, texts);
+  return { chat: { model: 'chat-a', stream: false, model_params, messages, texts } } as unknown as RequestContext;
+}
 
-export const imageContext = (prompt: string, model_params: Record<string, unknown> = {}): RequestContext => ({
-  image: { model: 'img-a', prompt, model_params },
-}) as unknown as RequestContext;
+export function imageContext(prompt: string, model_params: Record<string, unknown> = {}): RequestContext {
+  const texts = [prompt];
+  paramTexts(model_params, texts);
+  return { image: { model: 'img-a', prompt, model_params, texts } } as unknown as RequestContext;
+}
 
 /** The GatewayError onRequest throws for this context, or undefined if it lets it through. */
 export async function refusalOf(hooks: PluginHooks, ctx: RequestContext): Promise<GatewayError | undefined> {

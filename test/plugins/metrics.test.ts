@@ -20,7 +20,7 @@ function context(overrides: Partial<RequestContext> = {}): RequestContext {
     id: 'req-1', startedAt: 0, version: 'v1', endpoint: 'chat', stream: false, timings: {},
     state: new Map(), setHeader: () => undefined,
     principal: { id: 'alice', org: 'acme', mayUse: () => true },
-    route: { index: 0, upstream: 'b' },
+    route: { index: 0, upstream: 'b', dialect: 'interface' },
     ...overrides,
   };
 }

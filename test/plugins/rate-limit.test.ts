@@ -34,7 +34,7 @@ function ctx(keyId: string, extra: Partial<RequestContext> = {}): TestCtx {
   return {
     id: `req-${Math.random()}`, startedAt: 0, version: 'v1', endpoint: 'chat', stream: false, timings: {}, state: new Map(),
     principal: { id: keyId, org: keyId === 'k' ? 'acme' : null, mayUse: () => true },
-    chat: { model: 'm', messages: [{ role: 'user', content: 'x'.repeat(40) }], stream: false, model_params: {} } as never,
+    chat: { model: 'm', messages: [{ role: 'user', content: 'x'.repeat(40) }], stream: false, model_params: {}, texts: ['x'.repeat(40)] } as never,
     setHeader: (n: string, v: string) => { headers[n] = v; },
     headers,
     ...extra,

@@ -1,12 +1,15 @@
 // Asserts that a response is the gateway's error object for one reason.
 import type { JsonResponse } from './http';
+import { errorType } from '../../src/errors';
 
 export function expectError(res: JsonResponse, status: number, reason: string, param?: string | null): void {
   expect({ status: res.status, reason: res.body?.error?.reason }).toEqual({ status, reason });
   expect(res.headers['content-type']).toMatch(/^application\/json/);
   expect(Object.keys(res.body)).toEqual(['error']);
-  expect(Object.keys(res.body.error)).toEqual(['message', 'param', 'reason', 'status']);
+  expect(Object.keys(res.body.error)).toEqual(['message', 'param', 'reason', 'status', 'code', 'type']);
   expect(res.body.error.status).toBe(status);
+  expect(res.body.error.code).toBe(reason);
+  expect(res.body.error.type).toBe(errorType(status));
   expect(typeof res.body.error.message).toBe('string');
   expect(res.body.error.message.length).toBeGreaterThan(10);
   if (param !== undefined) expect(res.body.error.param).toBe(param);

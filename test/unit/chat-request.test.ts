@@ -15,7 +15,7 @@ describe('parseChatRequest', () => {
   });
 
   it('accepts the minimal body and fills the defaults', () => {
-    expect(parseChatRequest(valid)).toEqual({ model: 'chat-a', messages: [user], stream: false, model_params: {} });
+    expect(parseChatRequest(valid)).toEqual({ model: 'chat-a', messages: [user], stream: false, model_params: {}, texts: ['hi'] });
   });
 
   it('accepts every role and an empty content string', () => {
@@ -77,12 +77,24 @@ describe('parseChatRequest', () => {
   });
 
   it('passes any other model_params key through untouched', () => {
-    const model_params = { repetition_penalty: 1.1, guided_json: { type: 'object' }, max_tokens: 'backend decides', stop: 7 };
+    const model_params = { repetition_penalty: 1.1, guided_json: { type: 'object' }, chat_template_kwargs: { enable_thinking: false } };
     expect(parseChatRequest({ ...valid, model_params }).model_params).toEqual(model_params);
   });
 
-  it('folds the OpenAI top-level sampling names into model_params', () => {
-    const top = { temperature: 0.5, top_p: 0.9, max_tokens: 64, stop: ['\n'], n: 2, seed: 7, presence_penalty: 0.1, frequency_penalty: 0.2, user: 'u-1' };
+  it('checks the OpenAI names inside model_params as at the top level', () => {
+    expect(paramOf({ ...valid, model_params: { max_tokens: 'backend decides' } })).toBe('model_params.max_tokens');
+    expect(paramOf({ ...valid, model_params: { stop: 7 } })).toBe('model_params.stop');
+    expect(paramOf({ ...valid, model_params: { tools: {} } })).toBe('model_params.tools');
+  });
+
+  it('folds the OpenAI request fields into model_params', () => {
+    const tools = [{ type: 'function', function: { name: 'weather', description: 'Gets the weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+    const top = {
+      temperature: 0.5, top_p: 0.9, max_tokens: 64, stop: ['\n'], n: 2, seed: 7, presence_penalty: 0.1, frequency_penalty: 0.2, user: 'u-1',
+      max_completion_tokens: 80, stream_options: { include_usage: true }, response_format: { type: 'json_schema', json_schema: { name: 'out', schema: { type: 'object' }, strict: true } },
+      tools, tool_choice: 'auto', parallel_tool_calls: false, logprobs: true, top_logprobs: 3, logit_bias: { '50256': -100 }, reasoning_effort: 'low',
+      metadata: { team: 'search' }, service_tier: 'auto',
+    };
     expect(Object.keys(top).sort()).toEqual([...OPENAI_CHAT_NAMES].sort());
     const parsed = parseChatRequest({ ...valid, ...top, model_params: { custom: true } });
     expect(parsed.model_params).toEqual({ custom: true, ...top });
@@ -107,14 +119,53 @@ describe('parseChatRequest', () => {
     expect(paramOf({ ...valid, n: '2' })).toBe('n');
   });
 
+  it('checks the types of the OpenAI request fields', () => {
+    expect(paramOf({ ...valid, tools: [{ type: 'function', function: {} }] })).toBe('tools[0].function.name');
+    expect(paramOf({ ...valid, tools: 'weather' })).toBe('tools');
+    expect(paramOf({ ...valid, tool_choice: 'sometimes' })).toBe('tool_choice');
+    expect(paramOf({ ...valid, response_format: { type: 'yaml' } })).toBe('response_format.type');
+    expect(paramOf({ ...valid, response_format: { type: 'json_schema' } })).toBe('response_format.json_schema');
+    expect(paramOf({ ...valid, stream_options: { include_usage: 'yes' } })).toBe('stream_options.include_usage');
+    expect(paramOf({ ...valid, logprobs: 1 })).toBe('logprobs');
+    expect(paramOf({ ...valid, top_logprobs: 21 })).toBe('top_logprobs');
+    expect(paramOf({ ...valid, max_completion_tokens: 1.5 })).toBe('max_completion_tokens');
+    expect(paramOf({ ...valid, metadata: { a: 1 } })).toBe('metadata.a');
+  });
+
   it('rejects any other unknown top-level field, naming it', () => {
-    const e = rejection(parseChatRequest, { ...valid, tools: [] });
-    expect(e.param).toBe('tools');
-    expect(e.message).toContain('tools');
-    expect(paramOf({ ...valid, logprobs: true })).toBe('logprobs');
+    const e = rejection(parseChatRequest, { ...valid, functions: [] });
+    expect(e.param).toBe('functions');
+    expect(e.message).toContain('functions');
+    expect(paramOf({ ...valid, prediction: { type: 'content' } })).toBe('prediction');
   });
 
   it('rejects a body that is not an object', () => {
     for (const body of [[], 'x', 1, null]) expect(rejection(parseChatRequest, body).param).toBeNull();
+  });
+});
+
+describe('parseChatRequest, openai dialect', () => {
+  const openai = (body: unknown) => parseChatRequest(body, 'openai');
+  const rejectionOf = (messages: unknown[]) => rejection(openai, { model: 'm', messages });
+
+  it('says what a message of the wrong shape must be, at the deepest path', () => {
+    expect(rejectionOf([{ role: 'user', content: 5 }])).toMatchObject({ param: 'messages[0].content', message: 'messages[0].content must be a string or an array, got a number.' });
+    expect(rejectionOf([{ role: 'user', content: [{ type: 'audio' }] }])).toMatchObject({ param: 'messages[0].content[0].type', message: 'messages[0].content[0].type must be one of "text", "image_url".' });
+    expect(rejectionOf([{ role: 'robot', content: 'x' }]).message).toMatch(/^messages\[0\]\.role must be one of "system", "developer", "user", "assistant", "tool"/);
+  });
+
+  it('gathers every text the backend will read, in order', () => {
+    const parsed = openai({
+      model: 'm',
+      messages: [
+        { role: 'developer', content: [{ type: 'text', text: 'dev' }] },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
+        { role: 'tool', tool_call_id: 'c', content: 'result' },
+      ],
+      stop: 'END',
+      tools: [{ type: 'function', function: { name: 'f', description: 'does f' } }],
+    });
+    // Object keys count too: a tool schema's property names reach the model as text.
+    expect(parsed.texts).toEqual(['dev', 'f', '{"a":1}', 'result', 'END', 'type', 'function', 'function', 'name', 'f', 'description', 'does f']);
   });
 });

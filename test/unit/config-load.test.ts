@@ -84,6 +84,17 @@ describe('parseConfigText / validateConfig', () => {
     expect(problemsOf(() => parseConfigText(VALID, '(inline)', { VLLM_KEY: 'k', PORT: '70000' }))[0]).toMatch(/^server\.port: /);
   });
 
+  it('allows the openai dialect only on routes to openai-format upstreams', () => {
+    const problems = problemsOf(() => validateConfig({
+      upstreams: { n: { url: 'http://127.0.0.1:1', format: 'native', dialect: 'openai' }, o: { url: 'http://127.0.0.1:2', dialect: 'openai' }, d: { format: 'demo' } },
+      routes: [{ model: 'a', upstream: 'n' }, { model: 'b', upstream: 'd', dialect: 'openai' }, { model: 'c', upstream: 'o' }, { model: 'e', upstream: 'o', dialect: 'interface' }],
+    }, '(inline)', {}));
+    expect(problems).toEqual([
+      expect.stringMatching(/^routes\[1\]\.dialect: .*format openai/),
+      expect.stringMatching(/^upstreams\.n\.dialect: /),
+    ]);
+  });
+
   it('lists every schema problem with its path', () => {
     const problems = problemsOf(() => validateConfig({
       server: { port: 'eighty', bodyLimit: 'huge' },

@@ -6,7 +6,7 @@ const paramOf = (body: unknown) => rejection(parseImageRequest, body).param;
 
 describe('parseImageRequest', () => {
   it('accepts the minimal body', () => {
-    expect(parseImageRequest(valid)).toEqual({ model: 'img-a', prompt: 'a lighthouse at dusk', model_params: {} });
+    expect(parseImageRequest(valid)).toEqual({ model: 'img-a', prompt: 'a lighthouse at dusk', model_params: {}, texts: ['a lighthouse at dusk'] });
   });
 
   it('requires model and prompt as non-empty strings', () => {
@@ -39,10 +39,11 @@ describe('parseImageRequest', () => {
     expect(paramOf({ ...valid, model_params: 'x' })).toBe('model_params');
   });
 
-  it('accepts only url as response_format', () => {
+  it('accepts url and b64_json as response_format', () => {
     expect(parseImageRequest({ ...valid, response_format: 'url' }).model_params).toEqual({ response_format: 'url' });
-    expect(paramOf({ ...valid, response_format: 'b64_json' })).toBe('response_format');
-    expect(paramOf({ ...valid, model_params: { response_format: 'b64_json' } })).toBe('model_params.response_format');
+    expect(parseImageRequest({ ...valid, response_format: 'b64_json' }).model_params).toEqual({ response_format: 'b64_json' });
+    expect(paramOf({ ...valid, response_format: 'png' })).toBe('response_format');
+    expect(paramOf({ ...valid, model_params: { response_format: 'svg' } })).toBe('model_params.response_format');
   });
 
   it('folds the OpenAI top-level names into model_params', () => {

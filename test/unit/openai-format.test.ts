@@ -5,8 +5,8 @@ import type { GatewayError } from '../../src/errors';
 
 // The format reads only the request part of a context and writes ctx.usage.
 const chatCtx = (model_params: Record<string, unknown> = {}, stream = false) =>
-  ({ model: 'client-model', stream, streamedChars: 0, chat: { model: 'client-model', stream, model_params, messages: [{ role: 'user', content: '12345678' }] } }) as unknown as Context;
-const imageCtx = () => ({ model: 'img', stream: false, image: { model: 'img', prompt: 'p', model_params: { n: 2, size: null } } }) as unknown as Context;
+  ({ model: 'client-model', stream, streamedChars: 0, chat: { model: 'client-model', stream, model_params, messages: [{ role: 'user', content: '12345678' }], texts: ['12345678'] } }) as unknown as Context;
+const imageCtx = () => ({ model: 'img', stream: false, image: { model: 'img', prompt: 'p', model_params: { n: 2, size: null }, texts: ['p'] } }) as unknown as Context;
 
 /** Feeds backend events to a fresh transformer and returns what it emitted. */
 function run(events: Array<object | string>, ctx = chatCtx({}, true)): { out: any[]; done: boolean; ctx: Context } {
@@ -46,21 +46,55 @@ describe('openai format: JSON answers', () => {
     expect(ctx.usage?.estimated).toBe(true);
   });
 
-  it('gives an image answer an id and keeps only the URLs', () => {
-    const out = JSON.parse(openaiFormat.respondJson(imageCtx(), JSON.stringify({ created: 5.7, data: [{ url: 'u1', revised_prompt: 'x' }] }), 'sd'));
-    expect(out).toEqual({ id: expect.stringMatching(/^img-/), created: 5, data: [{ url: 'u1' }] });
+  it('gives an image answer an id and keeps each image object as the backend sent it', () => {
+    const out = JSON.parse(openaiFormat.respondJson(imageCtx(), JSON.stringify({ created: 5.7, data: [{ url: 'u1', revised_prompt: 'x' }, { b64_json: 'AAAA' }] }), 'sd'));
+    expect(out).toEqual({ id: expect.stringMatching(/^img-/), created: 5, data: [{ url: 'u1', revised_prompt: 'x' }, { b64_json: 'AAAA' }] });
+  });
+
+  it('keeps the fields the interface does not define: system_fingerprint, logprobs, tool_calls, usage details', () => {
+    const logprobs = { content: [{ token: 'a', logprob: -0.1, bytes: [97], top_logprobs: [] }] };
+    const tool_calls = [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }];
+    const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5, prompt_tokens_details: { cached_tokens: 1 } };
+    const out = JSON.parse(openaiFormat.respondJson(chatCtx(), JSON.stringify({
+      id: 'x', created: 1, model: 'Qwen', system_fingerprint: 'fp', service_tier: 'default', usage,
+      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls, refusal: null }, logprobs, finish_reason: 'tool_calls' }],
+    }), 'vllm'));
+    expect(out).toEqual({
+      id: 'x', object: 'chat.completion', created: 1, model: 'client-model', system_fingerprint: 'fp', service_tier: 'default', usage,
+      choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls, refusal: null }, logprobs, finish_reason: 'tool_calls' }],
+    });
   });
 
   it.each([
     ['not JSON', 'oops', chatCtx()],
     ['no choices', '{"id":"x"}', chatCtx()],
-    ['images without URLs', '{"data":[{"b64_json":"AAAA"}]}', imageCtx()],
+    ['images without a url or b64_json', '{"data":[{"revised_prompt":"x"}]}', imageCtx()],
+    ['a body that is an array', '[]', chatCtx()],
   ])('refuses an answer with %s as upstream_error', (_what, text, ctx) => {
     expect(() => openaiFormat.respondJson(ctx, text, 'vllm')).toThrow(expect.objectContaining<Partial<GatewayError>>({ reason: 'upstream_error', status: 502 }));
   });
 });
 
 describe('openai format: stream', () => {
+  it('relays tool-call deltas and logprobs in order, and keeps chunk-level fields to the last chunk', () => {
+    const logprobs = { content: [{ token: 'x', logprob: -1, bytes: [120], top_logprobs: [] }] };
+    const fp = { system_fingerprint: 'fp_1' };
+    const { out } = run([
+      chunk([{ index: 0, delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'f', arguments: '' } }] }, finish_reason: null }], fp),
+      chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"a"' } }] }, finish_reason: null }], fp),
+      chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: ':1}' } }] }, finish_reason: null }], fp),
+      chunk([{ index: 0, delta: {}, logprobs, finish_reason: 'tool_calls' }], fp),
+      chunk([], { ...fp, usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3, completion_tokens_details: { reasoning_tokens: 0 } } }),
+      '[DONE]',
+    ]);
+    expect(out.slice(0, 3).map((c) => c.choices[0].delta.tool_calls[0].function.arguments)).toEqual(['', '{"a"', ':1}']);
+    expect(out[0].choices[0].delta).toMatchObject({ role: 'assistant', tool_calls: [{ id: 'call_1' }] });
+    expect(out[3].choices[0]).toEqual({ index: 0, delta: {}, logprobs, finish_reason: null });
+    expect(out[4]).toMatchObject({ system_fingerprint: 'fp_1', choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }], usage: { total_tokens: 3, completion_tokens_details: { reasoning_tokens: 0 } } });
+    expect(out.every((c) => c === '[DONE]' || c.system_fingerprint === 'fp_1')).toBe(true);
+    expect(out.at(-1)).toBe('[DONE]');
+  });
+
   it.each(['null', '42', '"text"'])('calls an event that is JSON but not an object (%s) a bad backend answer', (data) => {
     const transformer = openaiFormat.streamTransformer(chatCtx({}, true), 'b');
     let err: GatewayError | undefined;

@@ -76,10 +76,25 @@ describe('error catalogue', () => {
     });
   });
 
-  it('serialises exactly {error: {message, param, reason, status}}', () => {
+  it('serialises exactly {error: {message, param, reason, status, code, type}}', () => {
     const text = errorBody(new GatewayError('content_filter', 'no', { param: 'prompt', details: { kind: 'x' }, headers: { a: 'b' } }));
-    expect(text).toBe('{"error":{"message":"no","param":"prompt","reason":"content_filter","status":400}}');
-    expect(JSON.parse(errorBody(new GatewayError('not_found', 'x')))).toEqual({ error: { message: 'x', param: null, reason: 'not_found', status: 404 } });
+    expect(text).toBe('{"error":{"message":"no","param":"prompt","reason":"content_filter","status":400,"code":"content_filter","type":"invalid_request_error"}}');
+    expect(JSON.parse(errorBody(new GatewayError('not_found', 'x')))).toEqual({ error: { message: 'x', param: null, reason: 'not_found', status: 404, code: 'not_found', type: 'not_found_error' } });
+  });
+
+  it.each([
+    ['invalid_request', 400, 'invalid_request_error'], ['unauthorized', 401, 'authentication_error'], ['model_not_allowed', 403, 'permission_error'],
+    ['model_not_found', 404, 'not_found_error'], ['payload_too_large', 413, 'invalid_request_error'], ['rate_limited', 429, 'rate_limit_error'],
+    ['internal_error', 500, 'server_error'], ['upstream_error', 502, 'server_error'], ['limiter_unavailable', 503, 'server_error'], ['upstream_timeout', 504, 'server_error'],
+  ] as const)('gives %s (%i) the OpenAI type %s', (reason, status, type) => {
+    expect(JSON.parse(errorBody(new GatewayError(reason, 'm'))).error).toMatchObject({ code: reason, status, type });
+  });
+
+  it('passes a backend 429\'s Retry-After on, and nothing that is not a delay or a date', () => {
+    expect(fromUpstreamStatus(429, '{}', 'u', '7').headers).toEqual({ 'retry-after': '7' });
+    expect(fromUpstreamStatus(429, '{}', 'u', 'Wed, 21 Oct 2026 07:28:00 GMT').headers).toEqual({ 'retry-after': 'Wed, 21 Oct 2026 07:28:00 GMT' });
+    expect(fromUpstreamStatus(429, '{}', 'u', 'soon<script>').headers).toBeUndefined();
+    expect(fromUpstreamStatus(400, '{}', 'u', '7').headers).toBeUndefined();
   });
 
   it('accepts only UTF-8, uncompressed application/json bodies', () => {

@@ -2,8 +2,8 @@ import { CHARS_PER_TOKEN, estimateTokens, estimateUsage, promptChars, publicUsag
 import type { Context } from '../../src/pipeline/context';
 
 // estimateUsage reads only the request part of a context.
-const chatContext = (...contents: string[]) => ({ chat: { model: 'm', stream: false, model_params: {}, messages: contents.map((content) => ({ role: 'user', content })) } }) as unknown as Context;
-const imageContext = (prompt: string) => ({ image: { model: 'm', prompt, model_params: {} } }) as unknown as Context;
+const chatContext = (...contents: string[]) => ({ chat: { model: 'm', stream: false, model_params: {}, messages: contents.map((content) => ({ role: 'user', content })), texts: contents } }) as unknown as Context;
+const imageContext = (prompt: string) => ({ image: { model: 'm', prompt, model_params: {}, texts: [prompt] } }) as unknown as Context;
 
 describe('estimateTokens', () => {
   it('counts about four characters a token, rounding up', () => {

@@ -12,11 +12,13 @@ function nativeBody(ctx: Context, upstreamModel: string): string {
     return JSON.stringify({ model: upstreamModel, prompt: ctx.image.prompt, ...(Object.keys(model_params).length ? { model_params } : {}) });
   }
   const chat = ctx.chat!;
+  // stream_options is the gateway's business: a streamed answer always ends with usage.
+  const { stream_options: _, ...model_params } = chat.model_params;
   return JSON.stringify({
     model: upstreamModel,
     messages: chat.messages,
     ...(chat.stream ? { stream: true } : {}),
-    ...(Object.keys(chat.model_params).length ? { model_params: chat.model_params } : {}),
+    ...(Object.keys(model_params).length ? { model_params } : {}),
   });
 }
 

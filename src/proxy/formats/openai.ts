@@ -2,11 +2,13 @@
 // top-level OpenAI fields; answers are reshaped into the interface's objects:
 // the client's model id, integer `created`, one id per stream, `delta.role`
 // in the first chunk, and the backend's usage-only chunk folded into a last
-// chunk with an empty delta, the finish reasons and usage.
+// chunk with an empty delta, the finish reasons and usage. Fields the
+// interface does not define pass through as the backend sent them.
 import { randomUUID } from 'node:crypto';
 import type { Context } from '../../pipeline/context';
 import { badAnswer } from '../status';
 import { estimateUsage, publicUsage, readUsage } from '../usage';
+import type { Usage } from '../../pipeline/contract';
 import { toUnixSeconds, withoutNulls, type Format, type StreamTransformer } from './format';
 
 const newId = (prefix: string): string => `${prefix}-${randomUUID().replace(/-/g, '')}`;
@@ -35,35 +37,57 @@ function parseJson(text: string, upstream: string): any {
   }
 }
 
+const isImage = (d: any): boolean => typeof d?.url === 'string' || typeof d?.b64_json === 'string';
+
+/**
+ * The interface's fields keep their exact shape and values; everything else the
+ * backend sent (system_fingerprint, logprobs, tool_calls, refusal, revised_prompt,
+ * b64_json, usage details) passes through untouched.
+ */
 function respondJson(ctx: Context, text: string, upstream: string): string {
   const body = parseJson(text, upstream);
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badAnswer(upstream, 'the body is not a JSON object');
   if (ctx.image) {
-    if (!Array.isArray(body?.data) || body.data.some((d: any) => typeof d?.url !== 'string')) throw badAnswer(upstream, 'no image URLs in data[]');
+    if (!Array.isArray(body.data) || !body.data.every(isImage)) throw badAnswer(upstream, 'no image url or b64_json in data[]');
     ctx.usage = readUsage(body.usage) ?? estimateUsage(ctx, 0);
-    return JSON.stringify({ id: typeof body.id === 'string' ? body.id : newId('img'), created: toUnixSeconds(body.created), data: body.data.map((d: any) => ({ url: d.url })) });
+    return JSON.stringify({ ...body, id: typeof body.id === 'string' ? body.id : newId('img'), created: toUnixSeconds(body.created), data: body.data });
   }
-  if (!Array.isArray(body?.choices)) throw badAnswer(upstream, 'no choices[]');
+  if (!Array.isArray(body.choices)) throw badAnswer(upstream, 'no choices[]');
   let chars = 0;
   const choices = body.choices.map((c: any, i: number) => {
     const message = { ...c?.message, role: c?.message?.role ?? 'assistant', content: c?.message?.content ?? null };
-    if (typeof message.content === 'string') chars += message.content.length;
-    return { index: Number.isInteger(c?.index) ? c.index : i, message, finish_reason: c?.finish_reason ?? 'stop' };
+    chars += messageChars(message);
+    return { ...c, index: Number.isInteger(c?.index) ? c.index : i, message, finish_reason: c?.finish_reason ?? 'stop' };
   });
   ctx.usage = readUsage(body.usage) ?? estimateUsage(ctx, chars);
   return JSON.stringify({
+    ...body,
     id: typeof body.id === 'string' ? body.id : newId('chatcmpl'),
     object: 'chat.completion',
     created: toUnixSeconds(body.created),
     model: ctx.model,
     choices,
-    usage: publicUsage(ctx.usage),
+    usage: usageFor(body.usage, ctx.usage),
   });
 }
+
+/** Generated characters in a message or delta: text and tool-call arguments (the usage estimate when none is reported). */
+function messageChars(m: any): number {
+  let chars = typeof m?.content === 'string' ? m.content.length : 0;
+  if (Array.isArray(m?.tool_calls)) for (const t of m.tool_calls) if (typeof t?.function?.arguments === 'string') chars += t.function.arguments.length;
+  return chars;
+}
+
+/** The usage object sent: the backend's own (with its details) when it was valid, else the estimate's three fields. */
+const usageFor = (raw: unknown, usage: Usage) => (usage.estimated ? publicUsage(usage) : { ...(raw as object), ...publicUsage(usage) });
 
 class OpenAIStream implements StreamTransformer {
   done = false;
   private id?: string;
   private created = 0;
+  /** The backend's chunk-level fields beyond the interface's (system_fingerprint, service_tier), kept for the last chunk. */
+  private extras: Record<string, unknown> = {};
+  private rawUsage: unknown;
   private readonly started = new Set<number>();
   private readonly finish = new Map<number, string>();
 
@@ -82,31 +106,37 @@ class OpenAIStream implements StreamTransformer {
     } catch {
       throw badAnswer(this.upstream, 'an event is not JSON', true);
     }
-    if (chunk === null || typeof chunk !== 'object') throw badAnswer(this.upstream, 'an event is not a JSON object', true);
+    if (chunk === null || typeof chunk !== 'object' || Array.isArray(chunk)) throw badAnswer(this.upstream, 'an event is not a JSON object', true);
     if (chunk.error) throw badAnswer(this.upstream, 'the backend reported an error mid-stream', true);
     if (this.id === undefined) {
       this.id = typeof chunk.id === 'string' ? chunk.id : newId('chatcmpl');
       this.created = toUnixSeconds(chunk.created);
     }
-    const usage = readUsage(chunk.usage);
-    if (usage) this.ctx.usage = usage;
+    const { id: _id, object: _object, created: _created, model: _model, choices, usage: rawUsage, ...extras } = chunk;
+    this.extras = extras;
+    const usage = readUsage(rawUsage);
+    if (usage) {
+      this.ctx.usage = usage;
+      this.rawUsage = rawUsage;
+    }
     const out: unknown[] = [];
-    for (const c of Array.isArray(chunk.choices) ? chunk.choices : []) {
-      const index = Number.isInteger(c?.index) ? c.index : 0;
-      if (typeof c?.finish_reason === 'string') this.finish.set(index, c.finish_reason);
-      const delta = c?.delta ?? {};
-      const content = delta.content;
-      if (typeof content === 'string') this.ctx.streamedChars += content.length;
+    for (const c of Array.isArray(choices) ? choices : []) {
+      if (c === null || typeof c !== 'object') continue;
+      const index = Number.isInteger(c.index) ? c.index : 0;
+      if (typeof c.finish_reason === 'string') this.finish.set(index, c.finish_reason);
+      const delta = c.delta !== null && typeof c.delta === 'object' ? c.delta : {};
+      this.ctx.streamedChars += messageChars(delta);
       const first = !this.started.has(index);
-      if (!first && !(typeof content === 'string' && content.length > 0) && !hasOtherFields(delta)) continue;
+      if (!first && !carriesSomething(c, delta)) continue;
       if (first) this.started.add(index);
-      out.push({ index, delta: first ? { role: 'assistant', ...delta } : delta, finish_reason: null });
+      // The finish reason waits for the last chunk, which also carries the usage.
+      out.push({ ...c, index, delta: first ? { role: 'assistant', ...delta } : delta, finish_reason: null });
     }
     if (out.length > 0) emit(this.chunk(out));
   }
 
   private chunk(choices: unknown[], usage?: object): string {
-    return JSON.stringify({ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.ctx.model, choices, ...(usage ? { usage } : {}) });
+    return JSON.stringify({ ...this.extras, id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.ctx.model, choices, ...(usage ? { usage } : {}) });
   }
 
   private lastChunk(): string {
@@ -115,12 +145,15 @@ class OpenAIStream implements StreamTransformer {
     this.ctx.usage ??= estimateUsage(this.ctx, this.ctx.streamedChars);
     const indexes = this.finish.size > 0 ? [...this.finish.keys()].sort((a, b) => a - b) : [...this.started].sort((a, b) => a - b);
     const choices = (indexes.length > 0 ? indexes : [0]).map((index) => ({ index, delta: {}, finish_reason: this.finish.get(index) ?? 'stop' }));
-    return this.chunk(choices, publicUsage(this.ctx.usage));
+    return this.chunk(choices, usageFor(this.rawUsage, this.ctx.usage));
   }
 }
 
-function hasOtherFields(delta: Record<string, unknown>): boolean {
+/** Whether a choice after the first says anything: text, a tool call, a refusal, logprobs. */
+function carriesSomething(choice: Record<string, unknown>, delta: Record<string, unknown>): boolean {
+  if (typeof delta.content === 'string' && delta.content.length > 0) return true;
   for (const key in delta) if (key !== 'role' && key !== 'content' && delta[key] !== null && delta[key] !== undefined) return true;
+  for (const key in choice) if (key !== 'index' && key !== 'delta' && key !== 'finish_reason' && choice[key] !== null && choice[key] !== undefined) return true;
   return false;
 }
 
