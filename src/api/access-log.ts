@@ -10,6 +10,12 @@ const round = (ms: number | undefined): number | undefined => (ms === undefined 
 const MODEL_MAX_CHARS = 200;
 const clip = (text: string | undefined): string | undefined => (text !== undefined && text.length > MODEL_MAX_CHARS ? text.slice(0, MODEL_MAX_CHARS) : text);
 
+/** Why an attempt at the backend failed (connect, timeout, status, stream; the phase it reached; the socket error or HTTP status). */
+function upstreamCause(ctx: Context): Record<string, string> | undefined {
+  const d = ctx.error?.details;
+  return d?.kind === undefined || d.upstream === undefined ? undefined : { kind: d.kind, phase: d.phase, code: d.code };
+}
+
 export function logAccess(logger: Logger, ctx: Context, outcome: Outcome): void {
   if (!logger.isLevelEnabled('info')) return;
   logger.info({
@@ -26,6 +32,7 @@ export function logAccess(logger: Logger, ctx: Context, outcome: Outcome): void 
     durationMs: round(outcome.durationMs),
     upstreamFirstByteMs: round(ctx.timings.upstreamFirstByte),
     firstEventMs: round(ctx.timings.firstEvent),
+    upstreamError: upstreamCause(ctx),
     tokens: ctx.usage && { prompt: ctx.usage.prompt_tokens, completion: ctx.usage.completion_tokens, total: ctx.usage.total_tokens, estimated: ctx.usage.estimated },
   }, 'request');
 }

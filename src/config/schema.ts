@@ -60,6 +60,10 @@ export const upstreamSchema = z.strictObject({
   headers: z.record(z.string(), z.string()).default({}),
   timeoutMs: intLike(1, 3_600_000).default(60_000),
   maxSockets: intLike(1, 65_536).default(256),
+  /** The largest JSON answer held to reshape it (b64_json images are the large ones). */
+  maxAnswerBytes: sizeLike.default(32 * 1024 ** 2),
+  /** The largest single server-sent event: a backend that never ends an event cannot grow memory without bound. */
+  maxEventBytes: sizeLike.default(16 * 1024 ** 2),
   /** Message forms accepted on routes to this upstream, unless a route says otherwise. */
   dialect: z.enum(['interface', 'openai']).optional(),
 });

@@ -12,14 +12,27 @@ import type { Format } from './formats/format';
 import { SseParser } from './sse';
 import { sendJson } from '../api/json';
 import { badAnswer, fromUpstreamStatus, upstreamTimeout } from './status';
-import type { ResponseHandler } from './upstream';
+import type { AnswerLimits, ResponseHandler } from './upstream';
 
-const MAX_JSON_BYTES = 64 * 1024 * 1024;
 const MAX_ERROR_BYTES = 64 * 1024;
+/** How long a backend may keep a stream open after its [DONE] before its connection is dropped. */
+const AFTER_DONE_MS = 250;
 
 /** A body that stopped early: the timeout's doing if the backend fell silent, else a bad answer. */
 const brokeOff = (ctx: Context, upstream: string, what: string, midStream = false): GatewayError =>
-  ctx.upstreamTimedOut ? upstreamTimeout(upstream) : badAnswer(upstream, what, midStream);
+  ctx.upstreamTimedOut ? upstreamTimeout(upstream, midStream ? 'stream' : 'body') : badAnswer(upstream, what, midStream);
+
+/**
+ * After [DONE] the backend has nothing more to say: a connection it keeps open
+ * (with pings) would hold a pool socket for good, so it is dropped unless the
+ * answer ends on its own right away (then the socket goes back to the pool).
+ */
+function releaseAfterDone(ctx: Context, proxyRes: IncomingMessage): void {
+  if (proxyRes.complete) return;
+  const timer = setTimeout(() => ctx.upstreamRequest?.destroy(), AFTER_DONE_MS);
+  timer.unref();
+  proxyRes.once('end', () => clearTimeout(timer));
+}
 
 const STREAM_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -32,6 +45,10 @@ export function createResponseHandler(pipeline: Pipeline, logger: Logger): Respo
   const onError = (ctx: Context, err: unknown): void => {
     if (ctx.settled) return;
     ctx.settled = true;
+    const d = isGatewayError(err) ? err.details : undefined;
+    if (d?.upstream !== undefined && logger.isLevelEnabled('debug')) {
+      logger.debug({ requestId: ctx.id, upstream: d.upstream, kind: d.kind, phase: d.phase, code: d.code, elapsedMs: Math.round(ctx.elapsed()) }, 'upstream attempt failed');
+    }
     ctx.upstreamRequest?.destroy();
     const res = ctx.res;
     if (!res.headersSent) return ctx.fail(err);
@@ -43,7 +60,7 @@ export function createResponseHandler(pipeline: Pipeline, logger: Logger): Respo
     if (error.reason === 'internal_error') logger.error({ requestId: ctx.id, err: (err as Error)?.message }, 'stream failed');
   };
 
-  const onResponse = (ctx: Context, proxyRes: IncomingMessage, res: ServerResponse, format: Format): void => {
+  const onResponse = (ctx: Context, proxyRes: IncomingMessage, res: ServerResponse, format: Format, limits: AnswerLimits): void => {
     ctx.timings.upstreamFirstByte = ctx.elapsed();
     const upstream = ctx.route!.upstream;
     const status = proxyRes.statusCode ?? 502;
@@ -56,19 +73,19 @@ export function createResponseHandler(pipeline: Pipeline, logger: Logger): Respo
       proxyRes.resume();
       return onError(ctx, badAnswer(upstream, 'an event stream to a request without stream'));
     }
-    if (declaredStream) return relayStream(ctx, proxyRes, res, format, upstream);
+    if (declaredStream) return relayStream(ctx, proxyRes, res, format, upstream, limits);
     // Liberal in what backends send: a streamed request's answer is a stream when it
     // carries events, whatever its content type says.
     if (ctx.stream) {
       return sniffEvents(proxyRes, (events) => {
         if (events === undefined) return onError(ctx, brokeOff(ctx, upstream, 'the answer was empty'));
-        if (events) return relayStream(ctx, proxyRes, res, format, upstream);
+        if (events) return relayStream(ctx, proxyRes, res, format, upstream, limits);
         proxyRes.resume();
         onError(ctx, badAnswer(upstream, 'an answer that is not an event stream to a streamed request'));
       });
     }
-    readBody(proxyRes, MAX_JSON_BYTES, (text) => {
-      if (text === undefined) return onError(ctx, brokeOff(ctx, upstream, 'the body is too large or broke off'));
+    readBody(proxyRes, limits.maxAnswerBytes, (text) => {
+      if (text === undefined) return onError(ctx, brokeOff(ctx, upstream, `the body broke off or is larger than ${limits.maxAnswerBytes} bytes`));
       let body: string;
       try {
         body = format.respondJson(ctx, text, upstream);
@@ -81,7 +98,7 @@ export function createResponseHandler(pipeline: Pipeline, logger: Logger): Respo
     });
   };
 
-  const relayStream = (ctx: Context, proxyRes: IncomingMessage, res: ServerResponse, format: Format, upstream: string): void => {
+  const relayStream = (ctx: Context, proxyRes: IncomingMessage, res: ServerResponse, format: Format, upstream: string, limits: AnswerLimits): void => {
     runHeadHooks(pipeline, ctx, { status: 200, stream: true }, logger);
     res.writeHead(200, STREAM_HEADERS);
     res.flushHeaders();
@@ -92,7 +109,8 @@ export function createResponseHandler(pipeline: Pipeline, logger: Logger): Respo
       const data = pipeline.onEvent.length === 0 ? payload : runEventHooks(pipeline, ctx, payload);
       if (data !== null) batch += `data: ${data}\n\n`;
     };
-    const parser = new SseParser((data) => transformer.push(data, emit));
+    const parser = new SseParser((data) => transformer.push(data, emit), limits.maxEventBytes,
+      () => badAnswer(upstream, `an event is larger than ${limits.maxEventBytes} bytes`, true));
     proxyRes.setEncoding('utf8');
     proxyRes.on('data', (chunk: string) => {
       if (ctx.settled) return;
@@ -112,7 +130,7 @@ export function createResponseHandler(pipeline: Pipeline, logger: Logger): Respo
           ctx.settled = true;
           res.end(batch);
           batch = '';
-          return;
+          return releaseAfterDone(ctx, proxyRes);
         }
         const ok = res.write(batch);
         batch = '';

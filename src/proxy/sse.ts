@@ -1,13 +1,18 @@
 // Incremental server-sent-events parser: fed decoded text chunk by chunk as it
 // arrives, it hands over each complete event's data at once. Nothing waits for
-// more than the current event's own bytes.
+// more than the current event's own bytes, and one event may hold at most
+// `maxEventChars`: a backend that never ends an event cannot grow memory.
 
 export class SseParser {
   private buffer = '';
   /** The last chunk ended in CR: an LF opening the next chunk belongs to it. */
   private skipLf = false;
 
-  constructor(private readonly onData: (data: string) => void) {}
+  constructor(
+    private readonly onData: (data: string) => void,
+    private readonly maxEventChars = Infinity,
+    private readonly tooLarge: () => Error = () => new Error('server-sent event too large'),
+  ) {}
 
   push(chunk: string): void {
     if (chunk === '') return;
@@ -15,23 +20,29 @@ export class SseParser {
       this.skipLf = false;
       if (chunk.charCodeAt(0) === 10) chunk = chunk.slice(1);
     }
-    let text = this.buffer.length > 0 ? this.buffer + chunk : chunk;
-    if (text.includes('\r')) {
+    if (chunk.includes('\r')) {
       // A trailing CR ends its line now (a CR-only stream's last event must not wait).
-      this.skipLf = text.endsWith('\r');
-      text = text.replace(/\r\n?/g, '\n');
+      this.skipLf = chunk.endsWith('\r');
+      chunk = chunk.replace(/\r\n?/g, '\n');
     }
-    this.emitComplete(text);
+    // Only the new text (and the one character before it) can complete an event: the
+    // buffered part was searched already, so a long event is not scanned over and over.
+    const searchFrom = Math.max(0, this.buffer.length - 1);
+    this.emitComplete(this.buffer.length > 0 ? this.buffer + chunk : chunk, searchFrom);
   }
 
-  private emitComplete(text: string): void {
+  private emitComplete(text: string, searchFrom: number): void {
     let start = 0;
     let end: number;
-    while ((end = text.indexOf('\n\n', start)) !== -1) {
+    while ((end = text.indexOf('\n\n', Math.max(start, searchFrom))) !== -1) {
       this.dispatch(text, start, end);
       start = end + 2;
     }
     this.buffer = start === 0 ? text : text.slice(start);
+    if (this.buffer.length > this.maxEventChars) {
+      this.buffer = '';
+      throw this.tooLarge();
+    }
   }
 
   private dispatch(text: string, start: number, end: number): void {

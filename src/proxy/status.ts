@@ -1,16 +1,32 @@
 // Maps what went wrong talking to a backend onto the error catalogue. Pure
 // functions: a socket error code, or a backend's status and body, in; a
-// GatewayError out, with `details.kind` for metrics (connect|timeout|status|stream).
+// GatewayError out. The client's message is generic (never an upstream's name
+// or address); `details` carry the facts for metrics and the access log:
+// kind (connect|timeout|status|stream), the upstream, the phase the attempt
+// reached (queue|connect|head|body|stream) and the socket error code.
 import { GatewayError } from '../errors';
 
-export const upstreamTimeout = (upstream: string): GatewayError =>
-  new GatewayError('upstream_timeout', `The backend "${upstream}" did not answer in time. Try again later.`, { details: { kind: 'timeout', upstream } });
+export type Phase = 'queue' | 'connect' | 'head' | 'body' | 'stream';
 
-export function fromSocketError(err: NodeJS.ErrnoException, timedOut: boolean, upstream: string, midStream: boolean): GatewayError {
-  if (timedOut) return upstreamTimeout(upstream);
-  const kind = midStream ? 'stream' : 'connect';
-  const what = midStream ? 'broke off the response' : err.code === 'ECONNREFUSED' ? 'refused the connection' : 'could not be reached';
-  return new GatewayError('upstream_error', `The backend "${upstream}" ${what}. Try again later.`, { details: { kind, upstream }, cause: err });
+const LATER = 'Try again later; if it keeps failing, tell the gateway operator and quote the x-request-id header.';
+
+export const upstreamTimeout = (upstream: string, phase: Phase = 'head'): GatewayError =>
+  new GatewayError('upstream_timeout', `The model backend did not answer in time. ${LATER}`, { details: { kind: 'timeout', upstream, phase } });
+
+const WHAT: Record<string, string> = {
+  ECONNREFUSED: 'refused the connection',
+  ENOTFOUND: 'could not be found',
+  EAI_AGAIN: 'could not be found',
+  ECONNRESET: 'closed the connection',
+  EPIPE: 'closed the connection',
+};
+
+export function fromSocketError(err: NodeJS.ErrnoException, timedOut: boolean, upstream: string, phase: Phase): GatewayError {
+  if (timedOut) return upstreamTimeout(upstream, phase);
+  const code = typeof err.code === 'string' ? err.code : 'EUNKNOWN';
+  const kind = phase === 'stream' || phase === 'body' ? 'stream' : 'connect';
+  const what = kind === 'stream' ? 'broke off the response' : WHAT[code] ?? 'could not be reached';
+  return new GatewayError('upstream_error', `The model backend ${what}. ${LATER}`, { details: { kind, upstream, phase, code }, cause: err });
 }
 
 /** A Retry-After worth passing on: delay seconds or an HTTP date, nothing else. */
@@ -23,20 +39,20 @@ const retryAfterValue = (value: unknown): string | undefined =>
  * are the gateway's problem.
  */
 export function fromUpstreamStatus(status: number, bodyText: string, upstream: string, retryAfter?: unknown): GatewayError {
-  const details = { kind: 'status', upstream };
+  const details = { kind: 'status', upstream, phase: 'head', code: `HTTP ${status}` };
   if (status === 401 || status === 403) {
-    return new GatewayError('upstream_error', `The backend "${upstream}" refused the gateway's credentials (HTTP ${status}). Tell the gateway operator.`, { details });
+    return new GatewayError('upstream_error', `The model backend refused the gateway's credentials (HTTP ${status}). Tell the gateway operator and quote the x-request-id header.`, { details });
   }
   if (status >= 400 && status < 500) {
     const { message, param } = readBackendError(bodyText);
     const after = status === 429 ? retryAfterValue(retryAfter) : undefined;
     return new GatewayError('upstream_rejected', message ?? `The backend rejected the request (HTTP ${status}).`, { status, param, details, headers: after === undefined ? undefined : { 'retry-after': after } });
   }
-  return new GatewayError('upstream_error', `The backend "${upstream}" failed (HTTP ${status}). Try again later.`, { details });
+  return new GatewayError('upstream_error', `The model backend failed (HTTP ${status}). ${LATER}`, { details });
 }
 
 export const badAnswer = (upstream: string, what: string, midStream = false): GatewayError =>
-  new GatewayError('upstream_error', `The backend "${upstream}" sent an answer the gateway cannot use: ${what}.`, { details: { kind: midStream ? 'stream' : 'status', upstream } });
+  new GatewayError('upstream_error', `The model backend sent an answer the gateway cannot use: ${what}. ${LATER}`, { details: { kind: midStream ? 'stream' : 'status', upstream, phase: midStream ? 'stream' : 'body', code: 'bad_answer' } });
 
 function readBackendError(text: string): { message?: string; param?: string } {
   try {

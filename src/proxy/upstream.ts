@@ -14,7 +14,7 @@ import type { Context } from '../pipeline/context';
 import type { Format } from './formats/format';
 import { nativeFormat } from './formats/native';
 import { openaiFormat } from './formats/openai';
-import { fromSocketError } from './status';
+import { fromSocketError, type Phase } from './status';
 
 /**
  * What http-proxy reads from a request: method, url, headers, socket, event
@@ -32,11 +32,16 @@ export class OutgoingRequest extends EventEmitter {
    */
   readonly socket: { readonly destroyed: boolean };
 
+  /** Bounds the wait for the backend's head, queueing for a socket included. */
+  headTimer?: NodeJS.Timeout;
+  /** This attempt is the retry of one that died on a reused idle socket. */
+  retried = false;
+
   constructor(
     readonly url: string,
     client: Socket,
     readonly sluice: Context,
-    private readonly body: string,
+    readonly body: string,
   ) {
     super();
     this.socket = { get destroyed() { return client.destroyed; } };
@@ -66,9 +71,41 @@ export function proxyTarget(url: string) {
 
 const contextOfOutgoing = (out: IncomingMessage): Context => (out as unknown as OutgoingRequest).sluice;
 
+/** How much of a backend's answer the gateway holds at once. */
+export interface AnswerLimits {
+  /** A whole JSON answer. */
+  maxAnswerBytes: number;
+  /** One server-sent event. */
+  maxEventBytes: number;
+}
+
 export interface ResponseHandler {
-  onResponse(ctx: Context, proxyRes: IncomingMessage, res: ServerResponse, format: Format): void;
+  onResponse(ctx: Context, proxyRes: IncomingMessage, res: ServerResponse, format: Format, limits: AnswerLimits): void;
   onError(ctx: Context, err: unknown): void;
+}
+
+// Errors only a connection attempt raises: name resolution, refusal, routing, TLS.
+const CONNECT_ERRORS = /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNABORTED|ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_)/;
+
+/** How far an attempt got when it failed: the access log's and the metrics' "why". */
+function phaseOf(ctx: Context, proxyReq: ClientRequest | undefined, code: string | undefined): Phase {
+  if (ctx.streaming) return 'stream';
+  if (ctx.timings.upstreamFirstByte !== undefined) return 'body';
+  const socket = proxyReq?.socket;
+  if (socket === null || socket === undefined) return 'queue';
+  return socket.connecting || (code !== undefined && CONNECT_ERRORS.test(code)) ? 'connect' : 'head';
+}
+
+/**
+ * A keep-alive socket the backend closed while it sat idle fails the next
+ * request before the backend reads it: that attempt is retried once, on a
+ * fresh connection (the pool's other idle sockets to the backend are likely
+ * dead too, so they go first).
+ */
+function diedOnIdleSocket(err: NodeJS.ErrnoException, ctx: Context, out: OutgoingRequest): boolean {
+  const proxyReq = ctx.upstreamRequest;
+  return !out.retried && proxyReq?.reusedSocket === true && (err.code === 'ECONNRESET' || err.code === 'EPIPE')
+    && ctx.timings.upstreamFirstByte === undefined && !ctx.upstreamTimedOut && !ctx.res.destroyed;
 }
 
 export interface Upstream {
@@ -78,12 +115,18 @@ export interface Upstream {
   close(): void;
 }
 
+const dropIdleSockets = (agent: HttpAgent): void => {
+  for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
+};
+
 export function createUpstream(name: string, config: UpstreamConfig & { url: string }, handler: ResponseHandler): Upstream {
   const secure = config.url.startsWith('https:');
   const agentOptions = { keepAlive: true, maxSockets: config.maxSockets, maxFreeSockets: Math.min(config.maxSockets, 256), scheduling: 'lifo' as const };
   const agent = secure ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
   const format = config.format === 'openai' ? openaiFormat : nativeFormat;
   const headers = Object.fromEntries(Object.entries(config.headers).map(([k, v]) => [k.toLowerCase(), v]));
+  const limits: AnswerLimits = { maxAnswerBytes: config.maxAnswerBytes, maxEventBytes: config.maxEventBytes };
+  let send: (out: OutgoingRequest, res: ServerResponse) => void;
 
   const proxy: RequestHandler = createProxyMiddleware({
     target: proxyTarget(config.url) as unknown as string,
@@ -103,24 +146,43 @@ export function createUpstream(name: string, config: UpstreamConfig & { url: str
         });
       });
       proxyServer.on('proxyRes', (proxyRes: IncomingMessage, out: IncomingMessage, res: ServerResponse) => {
-        handler.onResponse(contextOfOutgoing(out), proxyRes, res, format);
+        clearTimeout((out as unknown as OutgoingRequest).headTimer);
+        handler.onResponse(contextOfOutgoing(out), proxyRes, res, format, limits);
       });
-      proxyServer.on('error', (err: Error, out: IncomingMessage) => {
-        const ctx = contextOfOutgoing(out);
-        handler.onError(ctx, fromSocketError(err, ctx.upstreamTimedOut, name, ctx.streaming));
+      proxyServer.on('error', (error: Error, incoming: IncomingMessage, res: ServerResponse | Socket) => {
+        const err = error as NodeJS.ErrnoException;
+        const out = incoming as unknown as OutgoingRequest;
+        const ctx = out.sluice;
+        clearTimeout(out.headTimer);
+        if (diedOnIdleSocket(err, ctx, out)) {
+          dropIdleSockets(agent);
+          const retry = new OutgoingRequest(out.url, ctx.res.socket!, ctx, out.body);
+          retry.retried = true;
+          return send(retry, res as ServerResponse);
+        }
+        handler.onError(ctx, fromSocketError(err, ctx.upstreamTimedOut, name, phaseOf(ctx, ctx.upstreamRequest, err.code)));
       });
       // The client left while the backend was still talking: the context already knows.
       proxyServer.on('econnreset', () => undefined);
     }],
   });
 
+  send = (out, res) => {
+    const ctx = out.sluice;
+    // timeoutMs bounds the wait for the head from the start, a wait for a free socket included.
+    out.headTimer = setTimeout(() => {
+      ctx.upstreamTimedOut = true;
+      ctx.upstreamRequest?.destroy();
+    }, config.timeoutMs);
+    void proxy(out as unknown as IncomingMessage, res, (err?: unknown) => handler.onError(ctx, err));
+  };
+
   return {
     name,
     format,
     forward(ctx, req, res, path, body) {
       ctx.interrupt = (err) => handler.onError(ctx, err);
-      const out = new OutgoingRequest(path, req.socket, ctx, body);
-      void proxy(out as unknown as IncomingMessage, res, (err?: unknown) => handler.onError(ctx, err));
+      send(new OutgoingRequest(path, req.socket, ctx, body), res);
     },
     close: () => agent.destroy(),
   };

@@ -6,18 +6,20 @@ const socketError = (code: string): NodeJS.ErrnoException => Object.assign(new E
 
 describe('fromSocketError', () => {
   it('maps a timeout to upstream_timeout 504, whatever the socket error', () => {
-    const err = fromSocketError(socketError('ECONNRESET'), true, 'vllm', false);
-    expect(err).toMatchObject({ reason: 'upstream_timeout', status: 504, param: null, details: { kind: 'timeout', upstream: 'vllm' } });
+    const err = fromSocketError(socketError('ECONNRESET'), true, 'vllm', 'queue');
+    expect(err).toMatchObject({ reason: 'upstream_timeout', status: 504, param: null, details: { kind: 'timeout', upstream: 'vllm', phase: 'queue' } });
   });
 
   it.each(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EHOSTUNREACH', 'EPIPE'])('maps %s before the answer to upstream_error 502 (connect)', (code) => {
-    const err = fromSocketError(socketError(code), false, 'vllm', false);
-    expect(err).toMatchObject({ reason: 'upstream_error', status: 502, details: { kind: 'connect', upstream: 'vllm' } });
-    expect(err.message).toContain('vllm');
+    const err = fromSocketError(socketError(code), false, 'vllm', 'connect');
+    expect(err).toMatchObject({ reason: 'upstream_error', status: 502, details: { kind: 'connect', upstream: 'vllm', phase: 'connect', code } });
+    // The client is never told an internal upstream's name.
+    expect(err.message).not.toContain('vllm');
+    expect(err.message).toContain('x-request-id');
   });
 
   it('maps a failure during a stream to upstream_error (stream)', () => {
-    expect(fromSocketError(socketError('ECONNRESET'), false, 'vllm', true)).toMatchObject({ reason: 'upstream_error', status: 502, details: { kind: 'stream' } });
+    expect(fromSocketError(socketError('ECONNRESET'), false, 'vllm', 'stream')).toMatchObject({ reason: 'upstream_error', status: 502, details: { kind: 'stream', phase: 'stream' } });
   });
 });
 
@@ -60,10 +62,10 @@ describe('fromUpstreamStatus', () => {
 });
 
 describe('badAnswer', () => {
-  it('is an upstream_error 502 that names the backend, kind status or stream', () => {
-    expect(badAnswer('vllm', 'the body is not JSON')).toMatchObject({ reason: 'upstream_error', status: 502, details: { kind: 'status' } });
-    expect(badAnswer('vllm', 'broke off', true)).toMatchObject({ reason: 'upstream_error', status: 502, details: { kind: 'stream' } });
-    expect(badAnswer('vllm', 'x').message).toContain('vllm');
+  it('is an upstream_error 502 that names the backend in its details only, kind status or stream', () => {
+    expect(badAnswer('vllm', 'the body is not JSON')).toMatchObject({ reason: 'upstream_error', status: 502, details: { kind: 'status', upstream: 'vllm', phase: 'body' } });
+    expect(badAnswer('vllm', 'broke off', true)).toMatchObject({ reason: 'upstream_error', status: 502, details: { kind: 'stream', phase: 'stream' } });
+    expect(badAnswer('vllm', 'x').message).not.toContain('vllm');
   });
 });
 

@@ -57,7 +57,8 @@ class NativeStream implements StreamTransformer {
     }
     // The gateway writes the stream's one error event, so the client sees exactly one.
     if (chunk?.error) throw badAnswer(this.upstream, 'the backend reported an error mid-stream', true);
-    for (const c of chunk?.choices ?? []) if (typeof c?.delta?.content === 'string') this.ctx.streamedChars += c.delta.content.length;
+    // Read defensively: the bytes are the backend's to send, a shape we cannot count is simply not counted.
+    if (Array.isArray(chunk?.choices)) for (const c of chunk.choices) if (typeof c?.delta?.content === 'string') this.ctx.streamedChars += c.delta.content.length;
     const usage = readUsage(chunk?.usage);
     if (usage) this.ctx.usage = usage;
     emit(data);

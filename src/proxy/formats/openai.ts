@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from '../../pipeline/context';
 import { badAnswer } from '../status';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../api/json-depth';
 import { estimateUsage, publicUsage, readUsage } from '../usage';
 import type { Usage } from '../../pipeline/contract';
 import { toUnixSeconds, withoutNulls, type Format, type StreamTransformer } from './format';
@@ -29,11 +30,13 @@ function openaiBody(ctx: Context, upstreamModel: string): string {
   return JSON.stringify(body);
 }
 
-function parseJson(text: string, upstream: string): any {
+/** The backend's JSON, parsed; nesting past MAX_JSON_DEPTH is refused before anything recurses into it. */
+function parseJson(text: string, upstream: string, midStream = false): any {
+  if (jsonDepthExceeds(text)) throw badAnswer(upstream, `the JSON nests deeper than ${MAX_JSON_DEPTH} levels`, midStream);
   try {
     return JSON.parse(text);
   } catch {
-    throw badAnswer(upstream, 'the body is not JSON');
+    throw badAnswer(upstream, midStream ? 'an event is not JSON' : 'the body is not JSON', midStream);
   }
 }
 
@@ -100,12 +103,7 @@ class OpenAIStream implements StreamTransformer {
       emit('[DONE]');
       return;
     }
-    let chunk: any;
-    try {
-      chunk = JSON.parse(data);
-    } catch {
-      throw badAnswer(this.upstream, 'an event is not JSON', true);
-    }
+    const chunk = parseJson(data, this.upstream, true);
     if (chunk === null || typeof chunk !== 'object' || Array.isArray(chunk)) throw badAnswer(this.upstream, 'an event is not a JSON object', true);
     if (chunk.error) throw badAnswer(this.upstream, 'the backend reported an error mid-stream', true);
     if (this.id === undefined) {
