@@ -1,6 +1,8 @@
 # Sluice gateway image: build with dev dependencies, run with production ones only.
+# CI runs the test suite on this Node major too (.ci/image-node reads it from here).
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
+# The install step: only the manifest and the lock file (CI repeats exactly this step in an empty folder).
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
@@ -15,9 +17,12 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY config ./config
+# The default config listens on 0.0.0.0 so a published port reaches it (the repo's gateway.yaml binds loopback).
+COPY config/container.yaml ./config/gateway.yaml
 USER node
 EXPOSE 8080 9464
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD node -e "require('http').get('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz',r=>process.exit(r.statusCode===200?0:1)).on('error',()=>process.exit(1))"
+# The server is PID 1 itself, so `docker kill --signal=HUP` reloads and `docker stop` drains.
 # A larger young generation: fewer garbage-collection pauses under per-request churn (see README, Production).
-CMD ["node", "--max-semi-space-size=32", "dist/src/server.js"]
+CMD ["node", "--max-semi-space-size=32", "dist/src/cli/main.js", "serve"]

@@ -8,10 +8,11 @@ import { createServer } from 'node:net';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { concurrentStreams, latencies, percentile, streamOnce, type ConcurrencyResult } from './client';
+import { cpuPerRequest } from './cpu';
 import { benchConfig, BENCH_KEY } from './config';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const autocannon = require('autocannon') as (opts: object) => Promise<{ requests: { average: number }; non2xx: number; errors: number }>;
+const autocannon = require('autocannon') as (opts: object) => Promise<{ requests: { average: number; total: number }; non2xx: number; errors: number }>;
 
 const quick = process.env.BENCH_QUICK === '1';
 const dist = join(__dirname);
@@ -35,13 +36,19 @@ function startChild(script: string, args: string[], env: NodeJS.ProcessEnv = {})
   });
 }
 
-async function startGateway(backendPort: number): Promise<{ child: ChildProcess; port: number }> {
+/**
+ * BENCH_BASELINE=<dir of another built checkout> adds that tree's gateway as a
+ * "baseline" to the CPU measure, so a change is measured before and after in one run.
+ */
+const baselineDir = process.env.BENCH_BASELINE;
+
+async function startGateway(backendPort: number, serverJs = join(dist, '..', 'src', 'server.js')): Promise<{ child: ChildProcess; port: number }> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   const file = join(dir, 'gateway.yaml');
   writeFileSync(file, benchConfig(backendPort));
   // The same Node flags as `npm start` and the image: the gateway is measured as it runs in production.
-  const child = spawn(process.execPath, ['--max-semi-space-size=32', join(dist, '..', 'src', 'server.js')], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=32', serverJs], {
     env: { ...process.env, GATEWAY_CONFIG: file, PORT: String(port), LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -77,6 +84,9 @@ async function main(): Promise<void> {
 
   // Warm up every path (JIT, connection pools).
   for (const n of names) await latencies(targets[n], chat, headers, quick ? 200 : 1000);
+
+  process.stderr.write('cpu per request...\n');
+  const cpu = await measureCpu(backend.port, bare, gateway, headers, chat, streamBody(20, 0));
 
   process.stderr.write('throughput...\n');
   const rps: Record<Name, number[]> = { direct: [], bare: [], gateway: [] };
@@ -122,6 +132,7 @@ async function main(): Promise<void> {
     date: new Date().toISOString(),
     machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memGiB: round(totalmem() / 2 ** 30, 1), node: process.version },
     quick,
+    cpuMicrosPerRequest: cpu,
     throughput: { direct: round(mean(rps.direct), 0), bare: round(mean(rps.bare), 0), gateway: round(mean(rps.gateway), 0), gatewayOverBare: round(mean(rps.gateway) / mean(rps.bare), 2) },
     latencyMs: Object.fromEntries(names.map((n) => [n, { p50: round(percentile(lat[n], 50)), p99: round(percentile(lat[n], 99)) }])),
     addedLatencyMs: { p50: added(lat, 50), p99: added(lat, 99), bareP50: round(percentile(lat.bare, 50) - percentile(lat.direct, 50)), bareP99: round(percentile(lat.bare, 99) - percentile(lat.direct, 99)) },
@@ -136,6 +147,7 @@ async function main(): Promise<void> {
   };
 
   const targetsMet = {
+    'gateway CPU per JSON request <= 2 x bare proxy': cpu.json.gateway <= 2 * cpu.json.bare,
     'throughput >= 0.5 x bare proxy': result.throughput.gatewayOverBare >= 0.5,
     'added latency p50 <= 0.25 ms': result.addedLatencyMs.p50 <= 0.25,
     'added latency p99 <= 1 ms': result.addedLatencyMs.p99 <= 1,
@@ -163,12 +175,43 @@ function formatTable(r: any, met: Record<string, boolean>): string {
     ...[128, 512].map((n) => [`${n} streams: stalled/failed`, ...['direct', 'bare', 'gateway'].map((t) => `${r.concurrency[n][t].stalled}/${r.concurrency[n][t].failed}`), '']),
     ...[128, 512].map((n) => [`${n} streams: worst gap / first event, ms`, ...['direct', 'bare', 'gateway'].map((t) => `${r.concurrency[n][t].maxGapMs} / ${r.concurrency[n][t].maxFirstEventMs}`), '']),
     ['gateway RSS idle / 512-stream peak, MB', '', '', `${r.rssMb.idle} / ${r.rssMb.peak512}`, ''],
+    ['CPU µs per JSON request', '', r.cpuMicrosPerRequest.json.bare, r.cpuMicrosPerRequest.json.gateway, `${round(r.cpuMicrosPerRequest.json.gateway / r.cpuMicrosPerRequest.json.bare, 2)} x bare`],
+    ['CPU µs per streamed request (20 events)', '', r.cpuMicrosPerRequest.stream.bare, r.cpuMicrosPerRequest.stream.gateway, `${round(r.cpuMicrosPerRequest.stream.gateway / r.cpuMicrosPerRequest.stream.bare, 2)} x bare`],
+    ...(r.cpuMicrosPerRequest.json.baseline === undefined ? [] : [['baseline gateway CPU µs per JSON / streamed request', '', '', `${r.cpuMicrosPerRequest.json.baseline} / ${r.cpuMicrosPerRequest.stream.baseline}`, 'BENCH_BASELINE']]),
   ].map((row) => row.map(String));
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
   const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   const table = [line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
   const checks = Object.entries(met).map(([k, v]) => `${v ? 'met ' : 'MISS'}  ${k}`).join('\n');
   return `Sluice benchmark ${r.date} — ${r.machine.cpus} x ${r.machine.cpu}, ${r.machine.memGiB} GiB, Node ${r.machine.node}${r.quick ? ' (quick)' : ''}\n\n${table}\n\n${checks}\n`;
+}
+
+/**
+ * CPU microseconds per request in the proxy's own process (from /proc), over a
+ * fixed number of requests: JSON at 32 connections, streams 64 at a time.
+ */
+async function measureCpu(backendPort: number, bare: { child: ChildProcess; port: number }, gateway: { child: ChildProcess; port: number }, headers: Record<string, string>, chat: string, stream: string) {
+  const jsonCount = quick ? 5_000 : 20_000;
+  const streamCount = quick ? 512 : 2_048;
+  const procs: Array<[string, { child: ChildProcess; port: number }]> = [['bare', bare], ['gateway', gateway]];
+  if (baselineDir) procs.push(['baseline', await startGateway(backendPort, join(baselineDir, 'dist', 'src', 'server.js'))]);
+  const json: Record<string, number> = {};
+  const streamed: Record<string, number> = {};
+  for (const [name, p] of procs) {
+    const url = `http://127.0.0.1:${p.port}/v1/chat/completions`;
+    await latencies(url, chat, headers, 500); // warm
+    json[name] = await cpuPerRequest(p.child.pid!, jsonCount, async () => {
+      const r = await autocannon({ url, method: 'POST', headers, body: chat, connections: 32, amount: jsonCount });
+      if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors under load`);
+    });
+    streamed[name] = await cpuPerRequest(p.child.pid!, streamCount, async () => {
+      for (let sent = 0; sent < streamCount; sent += 64) {
+        const r = await concurrentStreams(url, stream, headers, 64);
+        if (r.failed > 0) throw new Error(`${name}: ${r.failed} streams failed`);
+      }
+    });
+  }
+  return { json, stream: streamed, requests: { json: jsonCount, stream: streamCount } };
 }
 
 main().then(() => {

@@ -10,7 +10,7 @@ import { Context, requestIdOf } from './pipeline/context';
 import { runFinishHooks } from './pipeline/runner';
 import type { Runtime } from './runtime';
 import { chatCompletions, imageGenerations, listModels, retrieveModel, type ApiRequest } from './api/handlers';
-import { authenticate } from './auth/keys';
+import { authenticate, authorizationOf } from './auth/keys';
 import { errorMiddleware, sendError, toGatewayError } from './api/errors';
 import { sendJson } from './api/json';
 import { logAccess } from './api/access-log';
@@ -37,11 +37,15 @@ function begin(state: GatewayState, version: Version, endpoint: Endpoint | 'mode
   res.once('close', () => {
     state.active.delete(ctx);
     const outcome = ctx.finish();
-    if (outcome !== undefined) {
+    if (outcome === undefined) return runtime.release();
+    const finish = (): void => {
       runFinishHooks(runtime.pipeline, ctx, outcome, state.logger);
       logAccess(state.logger, ctx, outcome);
-    }
-    runtime.release();
+      runtime.release();
+    };
+    // onFinish comes after every onRequest that started has settled: what a hook took, onFinish can give back.
+    if (ctx.requestHooks === undefined) finish();
+    else ctx.requestHooks.then(finish, finish);
   });
   return ctx;
 }
@@ -58,7 +62,7 @@ function apiRoute(state: GatewayState, version: Version, endpoint: Endpoint | 'm
     const ctx = begin(state, version, endpoint, req, res);
     const runtime = (req as ApiRequest).runtime;
     try {
-      ctx.principal = authenticate(runtime.keys, req.headers.authorization);
+      ctx.principal = authenticate(runtime.keys, authorizationOf(req));
     } catch (err) {
       return next(err);
     }
@@ -95,7 +99,8 @@ export type GatewayHandler = (req: IncomingMessage, res: ServerResponse) => void
  * unchanged.
  */
 export function createApp(state: GatewayState): GatewayHandler {
-  const router = express.Router();
+  // Paths match exactly: /V1/chat/completions and /v1/chat/completions/ are not the endpoint.
+  const router = express.Router({ caseSensitive: true, strict: true });
   // API routes first: they are the traffic. Every response carries an x-request-id
   // (API requests get theirs with the context; the rest below or in the error handler).
   for (const v of VERSIONS) {
@@ -106,12 +111,15 @@ export function createApp(state: GatewayState): GatewayHandler {
   }
   router.get('/healthz', (req, res) => { requestIdOf(req, res); sendJson(res, 200, { status: 'ok' }); });
   router.get('/readyz', (req, res) => { requestIdOf(req, res); sendJson(res, state.ready ? 200 : 503, { status: state.ready ? 'ready' : 'not ready' }); });
+  // A GET route answers HEAD too, so Allow names both.
   for (const v of VERSIONS) {
     router.all(`/${v}/chat/completions`, methodNotAllowed('POST'));
     router.all(`/${v}/images/generations`, methodNotAllowed('POST'));
-    router.all(`/${v}/models`, methodNotAllowed('GET'));
-    router.all(`/${v}/models/*id`, methodNotAllowed('GET'));
+    router.all(`/${v}/models`, methodNotAllowed('GET, HEAD'));
+    router.all(`/${v}/models/*id`, methodNotAllowed('GET, HEAD'));
   }
+  router.all('/healthz', methodNotAllowed('GET, HEAD'));
+  router.all('/readyz', methodNotAllowed('GET, HEAD'));
   router.use((req, _res, next) => {
     const path = (req.url ?? '/').split('?')[0].slice(0, 200);
     next(new GatewayError('not_found', `No such endpoint: ${req.method} ${path}. See the README for the endpoints this gateway serves.`));

@@ -2,10 +2,11 @@
 // it on a socket; tests call it directly with a config of their own.
 import type { Logger } from 'pino';
 import { createApp, type GatewayState } from './app';
-import type { LoadedConfig } from './config/load';
+import type { ExtraCheck, LoadedConfig } from './config/load';
+import type { GatewayConfig } from './config/schema';
 import { PluginRegistry } from './pipeline/registry';
 import type { PluginDefinition, Services } from './pipeline/contract';
-import { buildRuntime, type Runtime } from './runtime';
+import { buildRuntime, runtimeConfigCheck, type Runtime } from './runtime';
 import { createMetricsRegistry } from './metrics/registry';
 import { attachRedis, closeRedisClient } from './redis/client';
 import { builtinPlugins } from '../plugins';
@@ -15,6 +16,8 @@ export interface Gateway {
   app: ReturnType<typeof createApp>;
   registry: PluginRegistry;
   services: Services;
+  /** What a new config must pass besides the schema (plugin settings, route lists): loadConfigFile's extra check. */
+  check: ExtraCheck;
   /** Builds a runtime from a new config and swaps it in; the old one closes when its requests are done. */
   swap(loaded: LoadedConfig): Promise<Runtime>;
   close(): Promise<void>;
@@ -22,6 +25,19 @@ export interface Gateway {
 
 /** Plugins that hold the interface's limits even when the config leaves them out. */
 export const ALWAYS_ON = ['limits'];
+
+/**
+ * A metrics listener with nothing to count is a dashboard of "No data": warned
+ * at start and on every reload while the listener is on and the metrics plugin is not in the chain.
+ */
+export function warnIfMetricsUncounted(listenerOn: boolean, config: Pick<GatewayConfig, 'plugins'>, logger: Logger): void {
+  if (!listenerOn || config.plugins.some((p) => p.name === 'metrics')) return;
+  logger.warn({ fix: 'add "- { name: metrics }" last in plugins, or set server.metrics.port: 0' }, 'metrics listener is on but the metrics plugin is not in plugins: no request is counted');
+}
+
+/** The checks every config gets, with the built-in plugins (and any extra ones): a start, a reload, `sluice config check`. */
+export const gatewayConfigCheck = (extraPlugins: PluginDefinition[] = []): ExtraCheck =>
+  runtimeConfigCheck({ registry: new PluginRegistry([...builtinPlugins, ...extraPlugins]), alwaysOn: ALWAYS_ON });
 
 export async function createGateway(loaded: LoadedConfig, logger: Logger, extraPlugins: PluginDefinition[] = []): Promise<Gateway> {
   const registry = new PluginRegistry([...builtinPlugins, ...extraPlugins]);
@@ -41,6 +57,7 @@ export async function createGateway(loaded: LoadedConfig, logger: Logger, extraP
     app: createApp(state),
     registry,
     services,
+    check: runtimeConfigCheck(deps),
     async swap(next) {
       await attachRedis(services, next.config, logger);
       const runtime = await buildRuntime(next, deps);

@@ -4,7 +4,7 @@
 import { Counter, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { ConfigError, loadConfigFile } from './config/load';
-import type { Gateway } from './gateway';
+import { warnIfMetricsUncounted, type Gateway } from './gateway';
 
 const METRIC = 'sluice_config_reloads_total';
 
@@ -19,17 +19,19 @@ function reloadCounter(registry: Registry | undefined): Counter<'result'> | unde
 }
 
 /** Returns the reload action; overlapping signals run one after another. */
-export function createReloader(gateway: Gateway, file: string, logger: Logger): () => Promise<boolean> {
+/** `metricsListenerOn`: whether the metrics listener bound at start is serving (a reload cannot change that). */
+export function createReloader(gateway: Gateway, file: string, logger: Logger, metricsListenerOn = false): () => Promise<boolean> {
   const counter = reloadCounter(gateway.services.metrics);
   let queue: Promise<boolean> = Promise.resolve(true);
   const reloadOnce = async (): Promise<boolean> => {
     try {
       const before = gateway.state.runtime.config.server;
-      const runtime = await gateway.swap(loadConfigFile(file));
+      const runtime = await gateway.swap(loadConfigFile(file, process.env, gateway.check));
       counter?.inc({ result: 'success' });
       const serverChanged = JSON.stringify(before) !== JSON.stringify(runtime.config.server);
       logger.info({ config: file, keys: runtime.config.keys.length, routes: runtime.config.routes.length }, 'config reloaded');
       if (serverChanged) logger.warn({ config: file }, 'server.* settings (listeners, body limit aside) take effect only after a restart');
+      warnIfMetricsUncounted(metricsListenerOn, runtime.config, logger);
       return true;
     } catch (err) {
       counter?.inc({ result: 'failure' });

@@ -7,13 +7,13 @@ import type { RequestHandler } from 'express';
 import { jsonBodyReader } from './api/json-body';
 import type { Logger } from 'pino';
 import type { GatewayConfig, PluginEntry } from './config/schema';
-import { ConfigError, type LoadedConfig } from './config/load';
+import { ConfigError, type ExtraCheck, type LoadedConfig } from './config/load';
 import { buildKeyIndex, type KeyIndex } from './auth/keys';
-import { compileRoutes, type RouteTable } from './routing/routes';
-import { createPipeline, type Pipeline, type PluginRegistry } from './pipeline/registry';
+import { advertiseProblems, compileRoutes, type RouteTable } from './routing/routes';
+import { closePipeline, createPipeline, type Pipeline, type PluginRegistry } from './pipeline/registry';
 import type { Services } from './pipeline/contract';
 import { createUpstream, type Upstream } from './proxy/upstream';
-import { createResponseHandler } from './proxy/respond';
+import { createReply } from './proxy/reply';
 import { startDemoBackend, type DemoBackend } from './demo/backend';
 
 export interface Runtime {
@@ -51,6 +51,8 @@ function demoBackendFor(url: string | undefined): Promise<DemoBackend> {
   if (!started) {
     const parsed = url ? new URL(url) : undefined;
     started = startDemoBackend(parsed?.hostname.replace(/^\[|\]$/g, '') ?? '127.0.0.1', parsed ? Number(parsed.port || 80) : 0);
+    // One that could not listen is not kept: a later start or reload tries again.
+    started.catch(() => { if (demoBackends.get(key) === started) demoBackends.delete(key); });
     demoBackends.set(key, started);
   }
   return started;
@@ -59,24 +61,42 @@ function demoBackendFor(url: string | undefined): Promise<DemoBackend> {
 export async function closeDemoBackends(): Promise<void> {
   const all = [...demoBackends.values()];
   demoBackends.clear();
-  await Promise.all(all.map(async (d) => (await d).close()));
+  await Promise.allSettled(all.map(async (d) => (await d).close()));
+}
+
+type Deps = Pick<RuntimeDeps, 'registry' | 'alwaysOn'>;
+
+/** The plugin chain: always-on plugins the config leaves out, then the config's entries. */
+function resolvePlugins(entries: ReadonlyArray<PluginEntry | undefined>, file: string, deps: Deps, problems: string[]) {
+  // Always-on plugins the config leaves out run first, with their defaults: they hold the
+  // interface's own limits, so nothing later (a rate limit, a metric) counts a request they refuse.
+  const missing = (deps.alwaysOn ?? []).filter((name) => !entries.some((e) => e?.name === name));
+  const configDir = dirname(file);
+  return [
+    ...deps.registry.resolveEntries(missing.map((name): PluginEntry => ({ name })), configDir, problems),
+    ...deps.registry.resolveEntries(entries, configDir, problems),
+  ];
 }
 
 /**
  * The checks that need more than the schema: route advertise lists and each
- * plugin's own settings. Starts nothing, so `sluice config check` uses it too.
+ * plugin's own settings. Starts nothing, and runs on a config the schema
+ * rejected too (what of it is valid), so `sluice config check`, a start and a
+ * reload list every problem at once. Use it as loadConfigFile's extra check.
  */
-export function checkRuntimeConfig(loaded: LoadedConfig, deps: Pick<RuntimeDeps, 'registry' | 'alwaysOn'>) {
+export function runtimeConfigCheck(deps: Deps): ExtraCheck {
+  return (config, file) => {
+    const problems = advertiseProblems(config.routes ?? []);
+    resolvePlugins(config.plugins ?? [], file, deps, problems);
+    return problems;
+  };
+}
+
+/** The same checks on a valid config, keeping what they compiled; throws ConfigError on a problem. */
+export function checkRuntimeConfig(loaded: LoadedConfig, deps: Deps) {
   const problems: string[] = [];
   const routes = compileRoutes(loaded.config.routes, problems, loaded.config.upstreams);
-  // Always-on plugins the config leaves out run first, with their defaults: they hold the
-  // interface's own limits, so nothing later (a rate limit, a metric) counts a request they refuse.
-  const missing = (deps.alwaysOn ?? []).filter((name) => !loaded.config.plugins.some((e) => e.name === name));
-  const configDir = dirname(loaded.file);
-  const resolved = [
-    ...deps.registry.resolveEntries(missing.map((name): PluginEntry => ({ name })), configDir, problems),
-    ...deps.registry.resolveEntries(loaded.config.plugins, configDir, problems),
-  ];
+  const resolved = resolvePlugins(loaded.config.plugins, loaded.file, deps, problems);
   if (problems.length > 0) throw new ConfigError(loaded.file, problems);
   return { routes, resolved };
 }
@@ -87,18 +107,18 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
 
   const pipeline = await createPipeline(resolved, { config, logger: deps.logger, services: deps.services });
   const upstreams = new Map<string, Upstream>();
-  const handler = createResponseHandler(pipeline, deps.logger);
+  const reply = createReply(pipeline, deps.logger);
   for (const [name, upstream] of Object.entries(config.upstreams)) {
     const url = upstream.format === 'demo' ? (await demoBackendFor(upstream.url)).url : upstream.url!;
-    upstreams.set(name, createUpstream(name, { ...upstream, format: upstream.format === 'demo' ? 'native' : upstream.format, url }, handler));
+    upstreams.set(name, createUpstream(name, { ...upstream, format: upstream.format === 'demo' ? 'native' : upstream.format, url }, pipeline, reply));
   }
 
   let inflight = 0;
   let retired: (() => void) | undefined;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => (closing ??= (async () => {
-    for (const upstream of upstreams.values()) upstream.close();
-    await Promise.allSettled(pipeline.close.map((c) => c()));
+    await Promise.allSettled([...upstreams.values()].map((u) => u.close()));
+    await closePipeline(pipeline);
   })());
   return {
     config,

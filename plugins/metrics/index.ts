@@ -25,6 +25,7 @@ export const plugin: PluginDefinition<Record<string, never>> = {
   create(_settings, { config, services }) {
     if (services.metrics === undefined) throw new Error('plugin "metrics": the gateway provides no Prometheus registry (services.metrics)');
     const recorder = recorderFor(services.metrics);
+    recorder.startAtZero(Object.keys(config.upstreams));
     const { inflight, activeStreams } = recorder.metrics;
     const modelOf = modelLabeler(config);
 

@@ -14,9 +14,15 @@ export function modelLabeler(config: GatewayConfig): (model: string | undefined)
   return (model) => (model === undefined ? '' : known.has(model) ? model : OTHER);
 }
 
-const SCOPES = new Set(['key', 'org']);
-const BUDGETS = new Set(['requests', 'tokens']);
-const KINDS = new Set(['connect', 'timeout', 'status', 'stream']);
+export const SCOPE_VALUES = ['key', 'org'] as const;
+export const BUDGET_VALUES = ['requests', 'tokens'] as const;
+export const KIND_VALUES = ['connect', 'timeout', 'status', 'stream'] as const;
+/** The endpoints whose requests carry text to filter. */
+export const FILTERED_ENDPOINTS = ['chat', 'images'] as const;
+
+const SCOPES: ReadonlySet<string> = new Set(SCOPE_VALUES);
+const BUDGETS: ReadonlySet<string> = new Set(BUDGET_VALUES);
+const KINDS: ReadonlySet<string> = new Set(KIND_VALUES);
 
 const oneOf = (known: ReadonlySet<string>, value: string | undefined): string => (value !== undefined && known.has(value) ? value : OTHER);
 

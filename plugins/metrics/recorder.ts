@@ -4,6 +4,7 @@
 // keyed by the joined values (label values are bounded, so the maps are too).
 import type { Counter, Histogram, Registry } from 'prom-client';
 import { registerMetrics, type GatewayMetrics } from './metrics';
+import { BUDGET_VALUES, FILTERED_ENDPOINTS, KIND_VALUES, SCOPE_VALUES } from './labels';
 
 type CounterChild = Counter.Internal;
 type HistogramChild = Histogram.Internal<string>;
@@ -50,6 +51,17 @@ export class Recorder {
     const pair = childOf(this.tokenChildren, id, () => ({ prompt: this.metrics.tokens.labels('prompt', model, key, org, e), completion: this.metrics.tokens.labels('completion', model, key, org, e) }));
     pair.prompt.inc(prompt);
     pair.completion.inc(completion);
+  }
+
+  /**
+   * Refusal and failure series whose label values are known up front start at
+   * 0, so a dashboard shows 0 rather than "No data" before the first one.
+   * Upstreams come from the config: a reload adds the new ones.
+   */
+  startAtZero(upstreams: readonly string[]): void {
+    for (const scope of SCOPE_VALUES) for (const budget of BUDGET_VALUES) this.metrics.rateLimited.inc({ scope, budget }, 0);
+    for (const endpoint of FILTERED_ENDPOINTS) this.metrics.contentFilterBlocks.inc({ endpoint }, 0);
+    for (const upstream of upstreams) for (const kind of KIND_VALUES) this.metrics.upstreamErrors.inc({ upstream, kind }, 0);
   }
 
   // Refusals and failures are rare next to requests: no child cache needed.

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { PluginHooks, RequestContext } from '../../src';
 import { limiterUnavailable, rateLimited, setRateLimitHeaders } from './headers';
 import type { StoreHealth } from './health';
-import { decidedInProcess } from './limiters';
+import { decidedInProcess, giveBack } from './limiters';
 import type { LimiterMetrics } from './metrics';
 import { admitted, decide, type Policy } from './policy';
 
@@ -46,10 +46,9 @@ export function createHooks({ policies, logger, metrics, health }: HookDeps): Pl
       ctx.state.set(STATE, policy);
       return;
     }
-    // Refused: give back the requests counted by the budgets that had room.
-    for (let i = 0; i < requests.length; i++) {
-      if (admitted(results[i], requests[i])) requests[i].limiter.reward(requests[i].key, 1).catch(ignore);
-    }
+    // Refused: give back the requests counted by the budgets that had room, and what a
+    // command that timed out will count when a frozen Redis runs it.
+    for (let i = 0; i < requests.length; i++) giveBack(requests[i].limiter, requests[i].key, results[i], admitted(results[i], requests[i]));
     if (decision.refused === undefined) throw limiterUnavailable();
     if (decision.requests) setRateLimitHeaders(ctx, 'requests', decision.requests);
     if (decision.tokens) setRateLimitHeaders(ctx, 'tokens', decision.tokens);

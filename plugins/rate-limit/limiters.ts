@@ -1,12 +1,17 @@
 // Turns a budget (points per window) into a rate-limiter-flexible limiter.
-// With Redis: RateLimiterRedis, one per distinct budget, shared by every
-// subject that has it; in failMode `open` each carries an in-process insurance
-// limiter with the same budget, which decides while Redis cannot answer.
+// With Redis: a SharedLimiter (RateLimiterRedis), one per distinct budget,
+// shared by every subject that has it; in failMode `open` each carries an
+// in-process insurance limiter with the same budget, which decides while Redis
+// cannot answer.
 // Without Redis: RateLimiterMemory (one replica only). In-process limiters
 // are kept on `services`, so a config reload does not reset their counts.
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterMemory, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Services } from '../../src';
 import type { RedisClient } from '../../src/redis/client';
+import { InsuranceLimiter } from './insurance';
+import { SharedLimiter } from './shared';
+
+export { decidedInProcess, InsuranceLimiter } from './insurance';
 
 export type Limiter = RateLimiterAbstract;
 
@@ -15,24 +20,6 @@ export interface StoreOptions {
   client?: RedisClient;
   failMode: 'open' | 'closed';
   services: Services;
-}
-
-// Results an insurance limiter produced, so a request can tell it was decided in-process.
-const inProcess = new WeakSet<object>();
-export const decidedInProcess = (result: unknown): boolean => typeof result === 'object' && result !== null && inProcess.has(result);
-
-const mark = (res: RateLimiterRes): RateLimiterRes => { inProcess.add(res); return res; };
-const markRejected = (res: unknown): never => { if (res instanceof RateLimiterRes) inProcess.add(res); throw res; };
-
-export class InsuranceLimiter extends RateLimiterMemory {
-  override consume(key: string | number, points?: number, options?: Record<string, unknown>): Promise<RateLimiterRes> {
-    return super.consume(key, points, options).then(mark, markRejected);
-  }
-
-  /** Never null, so even "nothing counted yet" is visibly an in-process answer. */
-  override get(key: string | number, options?: Record<string, unknown>): Promise<RateLimiterRes | null> {
-    return super.get(key, options).then((res) => mark(res ?? new RateLimiterRes(this.points, 0, 0)));
-  }
 }
 
 interface Pools {
@@ -63,19 +50,29 @@ function pooled<T>(pool: Map<string, T>, id: string, make: () => T): T {
 /** Returns a function that gives the limiter for a budget; equal budgets share one. */
 export function limiterSource(options: StoreOptions): (points: number, windowSeconds: number) => Limiter {
   const pools = poolsOf(options.services);
-  const redisLimiters = new Map<string, RateLimiterRedis>();
+  const redisLimiters = new Map<string, SharedLimiter>();
   return (points, windowSeconds) => {
     const id = `${points}/${windowSeconds}`;
     const base = { points, duration: windowSeconds, keyPrefix: '' };
     const { client } = options;
     if (client === undefined) return pooled(pools.memory, id, () => new RateLimiterMemory(base));
-    return pooled(redisLimiters, id, () => new RateLimiterRedis({
-      ...base,
-      storeClient: client,
-      useRedisPackage: false,
+    return pooled(redisLimiters, id, () => new SharedLimiter(
       // Fail at once (to the insurance limiter or a 503) rather than try a link that is down.
-      rejectIfRedisNotReady: true,
-      insuranceLimiter: options.failMode === 'open' ? pooled(pools.insurance, id, () => new InsuranceLimiter(base)) : undefined,
-    }));
+      { ...base, useRedisPackage: false, rejectIfRedisNotReady: true },
+      client,
+      options.failMode === 'open' ? pooled(pools.insurance, id, () => new InsuranceLimiter(base)) : undefined,
+    ));
   };
+}
+
+const ignore = (): void => undefined;
+
+/**
+ * Gives back what a refused request's consume() took from `limiter`: the
+ * point it `counted`, and with Redis whatever a timed-out command of it will
+ * still take (see SharedLimiter), so a refused request never uses up budget.
+ */
+export function giveBack(limiter: Limiter, key: string, answer: unknown, counted: boolean): void {
+  if (limiter instanceof SharedLimiter) limiter.giveBack(key, answer, counted);
+  else if (counted) limiter.reward(key, 1).catch(ignore);
 }

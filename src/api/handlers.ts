@@ -39,11 +39,15 @@ async function routeAndForward(req: ApiRequest, res: Response, next: NextFunctio
     throw new GatewayError('model_not_found', `Model "${model}" is not available for ${endpoint === 'chat' ? 'chat completions' : 'image generation'} on /${ctx.version}. GET /${ctx.version}/models lists the models your key may use.`, { param: 'model' });
   }
   ctx.route = route;
-  await runRequestHooks(runtime.pipeline, ctx);
-  if (ctx.closed) return; // the client left while a hook was waiting
+  const pending = runRequestHooks(runtime.pipeline, ctx);
+  if (pending !== undefined) {
+    ctx.requestHooks = pending;
+    await pending;
+    if (ctx.closed) return; // the client left while a hook was waiting
+  }
   const upstream = runtime.upstreams.get(route.upstream)!;
   ctx.fail = next;
-  upstream.forward(ctx, req, res, UPSTREAM_PATH[endpoint], upstream.format.requestBody(ctx, route.upstreamModel ?? model));
+  upstream.forward(ctx, UPSTREAM_PATH[endpoint], upstream.format.requestBody(ctx, route.upstreamModel ?? model));
 }
 
 export async function chatCompletions(req: Request, res: Response, next: NextFunction): Promise<void> {

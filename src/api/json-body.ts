@@ -1,10 +1,13 @@
 // Reads a request body as JSON, once, at the edge: UTF-8 JSON only, at most
-// the configured size, with every refusal a GatewayError (415, 413, 400).
+// the configured size and MAX_JSON_DEPTH levels deep, an object, with every
+// refusal a GatewayError (415, 413, 400).
 // Hand-written because it is the hot path: a body arrives in one or two
 // chunks, and a general-purpose parser's per-request setup costs more than
 // the parse itself.
+import { isUtf8 } from 'node:buffer';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../errors';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from './json-depth';
 
 const JSON_TYPE = /^application\/json\s*(?:;|$)/i;
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
@@ -25,6 +28,23 @@ export function mediaTypeProblem(type: string | undefined, encoding: string | un
 }
 
 const tooLarge = (limit: number) => new GatewayError('payload_too_large', `The request body is larger than the limit of ${limit} bytes. Send a smaller body.`);
+
+const EMPTY = Buffer.alloc(0);
+
+const invalidJson = (message: string) => new GatewayError('invalid_json', message);
+
+/** The body's text, ready for JSON.parse, or why it cannot be parsed. */
+function bodyText(bytes: Buffer): string | GatewayError {
+  // Decoding would turn bytes in another charset into U+FFFD and forward the mangled text.
+  if (!isUtf8(bytes)) return invalidJson('The request body is not valid UTF-8. Send the JSON encoded as UTF-8.');
+  const text = bytes.toString('utf8');
+  if (text.charCodeAt(0) === 0xfeff) return invalidJson('The request body starts with a byte order mark (U+FEFF). Send the JSON without it.');
+  if (text.trim() === '') return invalidJson('The request body is empty. Send a JSON object with Content-Type: application/json.');
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) return invalidJson(`The request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep. Send at most ${MAX_JSON_DEPTH} levels.`);
+  return text;
+}
+
+const kindOf = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`);
 
 export function jsonBodyReader(limit: number) {
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -57,15 +77,17 @@ export function jsonBodyReader(limit: number) {
       else (chunks ??= [first]).push(chunk);
     };
     const onEnd = (): void => {
-      const text = first === undefined ? '' : chunks === undefined ? first.toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
+      const bytes = first === undefined ? EMPTY : chunks === undefined ? first : Buffer.concat(chunks, size);
+      const text = bodyText(bytes);
+      if (typeof text !== 'string') return finish(text);
       let body: unknown;
       try {
-        body = text.trim() === '' ? {} : JSON.parse(text);
+        body = JSON.parse(text);
       } catch {
-        body = undefined;
+        return finish(invalidJson('The request body is not valid JSON. Send a JSON object with Content-Type: application/json.'));
       }
-      if (body === null || typeof body !== 'object') {
-        return finish(new GatewayError('invalid_json', 'The request body is not a JSON object. Send a JSON object with Content-Type: application/json.'));
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+        return finish(new GatewayError('invalid_request', `The request body must be a JSON object, got ${kindOf(body)}.`));
       }
       req.body = body;
       finish();

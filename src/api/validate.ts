@@ -2,7 +2,8 @@
 // problem reported as invalid_request with the offending input's path.
 import type { z } from 'zod';
 import { GatewayError } from '../errors';
-import { describeIssue, innermostIssue, issuePath } from '../config/issues';
+import { describeIssue, formatPath, innermostIssue, issuePath, NOT_FINITE } from '../config/issues';
+import { MAX_JSON_DEPTH } from './json-depth';
 
 /** Model ids are names, not payloads: longer ones are refused before they reach a log, a label or a cache. */
 export const MODEL_ID_MAX = 256;
@@ -29,10 +30,12 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
  */
 export function foldTopLevel(body: Record<string, unknown>, names: readonly string[]): Record<string, unknown> {
   let params = (body.model_params ?? {}) as Record<string, unknown>;
+  refuseNonFinite(params, 'model_params');
   let copied = false;
   for (const name of names) {
     const value = body[name];
     if (value === undefined) continue;
+    refuseNonFinite(value, name);
     if (!copied) { params = { ...params }; copied = true; }
     if (name in params && !sameValue(params[name], value)) {
       throw new GatewayError('invalid_request', `${name} is given at the top level and in model_params with different values. Send it once.`, { param: name });
@@ -43,3 +46,40 @@ export function foldTopLevel(body: Record<string, unknown>, names: readonly stri
 }
 
 const sameValue = (a: unknown, b: unknown): boolean => a === b || JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * Model-specific keys pass the schema untouched, and a number too large for a
+ * double (1e400) parses as Infinity, which JSON.stringify would send upstream
+ * as null. The walk allocates nothing unless it finds one.
+ */
+function refuseNonFinite(value: unknown, name: string): void {
+  const path = nonFinitePath(value, 0);
+  if (path === undefined) return;
+  const param = formatPath([name, ...path.reverse()]);
+  throw new GatewayError('invalid_request', `${param} ${NOT_FINITE}.`, { param });
+}
+
+/** The path (innermost first) to the first non-finite number under `value`, or undefined. */
+function nonFinitePath(value: unknown, depth: number): PropertyKey[] | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : [];
+  // The body reader has already refused deeper bodies; the bound only keeps direct callers off the stack's edge.
+  if (value === null || typeof value !== 'object' || depth > MAX_JSON_DEPTH) return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const path = nonFinitePath(value[i], depth + 1);
+      if (path !== undefined) {
+        path.push(i);
+        return path;
+      }
+    }
+    return undefined;
+  }
+  for (const key in value) {
+    const path = nonFinitePath((value as Record<string, unknown>)[key], depth + 1);
+    if (path !== undefined) {
+      path.push(key);
+      return path;
+    }
+  }
+  return undefined;
+}

@@ -1,6 +1,7 @@
 // Bearer-key authentication. Only SHA-256 digests of keys are configured; the
 // presented key is hashed and looked up, and never logged, echoed or forwarded.
 import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../errors';
 import type { Budget, KeyConfig } from '../config/schema';
 import { compileGlobList, type Matcher } from './glob';
@@ -25,6 +26,25 @@ export function buildKeyIndex(keys: readonly KeyConfig[]): KeyIndex {
 }
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+const AUTHORIZATION = /^authorization$/i;
+
+/**
+ * The request's Authorization header. Node keeps the first of several and
+ * drops the rest, so a request with two keys would be judged on one of them:
+ * refused instead. The raw headers are read only when there is one at all.
+ */
+export function authorizationOf(req: Pick<IncomingMessage, 'headers' | 'rawHeaders'>): string | undefined {
+  const header = req.headers.authorization;
+  if (header === undefined) return undefined;
+  const raw = req.rawHeaders;
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length === 13 && AUTHORIZATION.test(raw[i]) && ++seen > 1) {
+      throw new GatewayError('unauthorized', 'More than one Authorization header. Send exactly one: "Authorization: Bearer <key>".');
+    }
+  }
+  return header;
+}
 
 /** Resolves the Authorization header to a principal, or throws 401. */
 export function authenticate(index: KeyIndex, header: string | undefined): Principal {

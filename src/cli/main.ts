@@ -1,20 +1,25 @@
 #!/usr/bin/env node
-// The `sluice` command: serve, keys create|hash, config check.
+// The `sluice` command: serve, keys create|hash, config check, help, --version.
+// bin/sluice.js (the package's bin) builds dist/ when needed and calls runCli;
+// the image runs this file directly: node dist/src/cli/main.js serve.
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, defaultConfigPath, loadConfigFile } from '../config/load';
-import type { GatewayConfig } from '../config/schema';
-import { PluginRegistry } from '../pipeline/registry';
-import { checkRuntimeConfig } from '../runtime';
-import { ALWAYS_ON } from '../gateway';
-import { builtinPlugins } from '../../plugins';
+import { gatewayConfigCheck } from '../gateway';
 import { createKey, hashInput } from './keys';
 
-const USAGE = `usage:
-  sluice serve                      run the gateway (GATEWAY_CONFIG or config/gateway.yaml)
+export const USAGE = `usage: sluice <command>
+
+  sluice serve                      run the gateway in this process (GATEWAY_CONFIG or config/gateway.yaml)
   sluice keys create --id NAME [--org ORG] [--models GLOB,...]
                                     print a new key once, and its config entry
   sluice keys hash                  read a key on stdin, print its SHA-256 digest
-  sluice config check [FILE]        validate a config without starting anything
+  sluice config check [FILE]        validate a config without starting anything; exit 0 or 1
+  sluice help, --help, -h           print this text
+  sluice --version                  print the version
+
+Environment: GATEWAY_CONFIG (config file), PORT (overrides server.port), LOG_LEVEL (info).
 `;
 
 function readStdin(): Promise<string> {
@@ -26,20 +31,19 @@ function readStdin(): Promise<string> {
   });
 }
 
-/** Every problem of a config file, schema and plugin settings alike; [] when it is valid. */
+/** The version in the package.json above this file (src/cli or dist/src/cli alike). */
+function packageVersion(): string {
+  for (let dir = __dirname; dir !== dirname(dir); dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) return String(JSON.parse(readFileSync(file, 'utf8')).version);
+  }
+  return 'unknown';
+}
+
+/** Every problem of a config file, in one round: schema, cross-references and plugin settings; [] when it is valid. */
 export function checkConfigFile(file: string): string[] {
-  const deps = { registry: new PluginRegistry(builtinPlugins), alwaysOn: ALWAYS_ON };
-  const pluginProblems = (config: GatewayConfig): string[] => {
-    try {
-      checkRuntimeConfig({ config, file }, deps);
-      return [];
-    } catch (err) {
-      if (err instanceof ConfigError) return err.problems;
-      throw err;
-    }
-  };
   try {
-    loadConfigFile(file, process.env, pluginProblems);
+    loadConfigFile(file, process.env, gatewayConfigCheck());
     return [];
   } catch (err) {
     if (err instanceof ConfigError) return err.problems;
@@ -47,11 +51,20 @@ export function checkConfigFile(file: string): string[] {
   }
 }
 
-async function main(argv: string[]): Promise<number> {
+/** The exit code, or -1 while `serve` keeps the process running. */
+async function run(argv: string[]): Promise<number> {
   const [group, verb, ...rest] = argv;
-  if (group === 'serve') {
+  if (group === 'help' || group === '--help' || group === '-h') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (group === '--version' || group === 'version') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return 0;
+  }
+  if (group === 'serve' && verb === undefined) {
     await import('../server').then((m) => m.main());
-    return -1; // keeps running
+    return -1;
   }
   if (group === 'keys' && verb === 'create') {
     const { values } = parseArgs({ args: rest, options: { id: { type: 'string' }, org: { type: 'string' }, models: { type: 'string' } } });
@@ -60,11 +73,11 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`key (shown once, store it now): ${key}\n\nadd under keys: in the config\n${entry}\n`);
     return 0;
   }
-  if (group === 'keys' && verb === 'hash') {
+  if (group === 'keys' && verb === 'hash' && rest.length === 0) {
     process.stdout.write(`${hashInput(await readStdin())}\n`);
     return 0;
   }
-  if (group === 'config' && verb === 'check') {
+  if (group === 'config' && verb === 'check' && rest.length <= 1) {
     const file = rest[0] ?? defaultConfigPath();
     const problems = checkConfigFile(file);
     if (problems.length === 0) {
@@ -74,13 +87,17 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${file}: ${problems.length} problem(s)\n${problems.map((p) => `  - ${p}`).join('\n')}\n`);
     return 1;
   }
-  process.stderr.write(USAGE);
+  const what = argv.length === 0 ? 'no command given' : `unknown command: ${argv.join(' ')}`;
+  process.stderr.write(`sluice: ${what}\n\n${USAGE}`);
   return 2;
 }
 
-if (require.main === module) {
-  main(process.argv.slice(2)).then((code) => { if (code >= 0) process.exitCode = code; }, (err: Error) => {
+/** Runs the command line and sets the exit code; a usage mistake exits 2 with one line on stderr. */
+export function runCli(argv: string[]): void {
+  run(argv).then((code) => { if (code >= 0) process.exitCode = code; }, (err: Error) => {
     process.stderr.write(`sluice: ${err.message}\n`);
     process.exitCode = 2;
   });
 }
+
+if (require.main === module) runCli(process.argv.slice(2));

@@ -36,14 +36,18 @@ export function issuePath(issue: Issue): string {
   return formatPath(issue.path);
 }
 
+/** What is wrong with a number beyond a double's range (JSON.parse makes it ±Infinity). */
+export const NOT_FINITE = 'is a number too large to represent; send one within ±1.7e308';
+
 /** A sentence that names the input and says what it must be. */
 export function describeIssue(issue: Issue): string {
   const where = issuePath(issue) || 'body';
   switch (issue.code) {
     case 'invalid_type':
-      return issue.input === undefined
-        ? `${where} is required`
-        : `${where} must be ${article(issue.expected)}, got ${typeName(issue.input)}`;
+      if (issue.input === undefined) return `${where} is required`;
+      // JSON.parse reads 1e400 as Infinity, which no schema takes: "must be a number, got a number" helps nobody.
+      if (typeof issue.input === 'number' && !Number.isFinite(issue.input)) return `${where} ${NOT_FINITE}`;
+      return `${where} must be ${article(issue.expected)}, got ${typeName(issue.input)}`;
     case 'unrecognized_keys':
       return `${where} is not a known field`;
     case 'invalid_value':

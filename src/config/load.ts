@@ -3,13 +3,15 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
-import { configSchema, crossCheck, type GatewayConfig } from './schema';
+import { configSchema, crossCheck, salvageConfig, type ConfigView, type GatewayConfig } from './schema';
 import { interpolateEnv } from './interpolate';
 import { formatPath } from './issues';
+import { portFromEnv, portProblem } from '../env';
 
 export class ConfigError extends Error {
-  constructor(readonly file: string, readonly problems: string[]) {
-    super(`invalid config ${file}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  /** `message` defaults to "invalid config FILE:" and one line per problem. */
+  constructor(readonly file: string, readonly problems: string[], message = `invalid config ${file}:\n${problems.map((p) => `  - ${p}`).join('\n')}`) {
+    super(message);
     this.name = 'ConfigError';
   }
 }
@@ -21,17 +23,29 @@ export interface LoadedConfig {
 }
 
 export const defaultConfigPath = (env: NodeJS.ProcessEnv = process.env): string =>
-  resolve(env.GATEWAY_CONFIG ?? 'config/gateway.yaml');
+  resolve(env.GATEWAY_CONFIG || 'config/gateway.yaml');
 
-/** More checks on a schema-valid config (plugin settings, say), reported with the rest. */
-export type ExtraCheck = (config: GatewayConfig) => string[];
+/**
+ * More checks (plugin settings, say), reported with the rest. They run on a
+ * config the schema rejected too, on what of it is valid (see ConfigView).
+ */
+export type ExtraCheck = (config: ConfigView, file: string) => string[];
+
+/** Where the file name came from, so a missing file points at what to fix. */
+function origin(file: string, env: NodeJS.ProcessEnv): string {
+  if (env.GATEWAY_CONFIG && resolve(env.GATEWAY_CONFIG) === file) return ` (GATEWAY_CONFIG=${env.GATEWAY_CONFIG})`;
+  if (file === defaultConfigPath({})) return ' (the default; set GATEWAY_CONFIG to the config file)';
+  return '';
+}
 
 export function loadConfigFile(file: string = defaultConfigPath(), env: NodeJS.ProcessEnv = process.env, extra?: ExtraCheck): LoadedConfig {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ConfigError(file, [`cannot read the file: ${(err as Error).message}`]);
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? `it does not exist${origin(file, env)}` : code === 'EISDIR' ? 'it is a directory' : (err as Error).message;
+    throw new ConfigError(file, [`cannot read the file: ${why}`], `cannot read the config file ${file}: ${why}`);
   }
   return { config: parseConfigText(text, file, env, extra), file };
 }
@@ -47,23 +61,31 @@ export function parseConfigText(text: string, file = '(inline)', env: NodeJS.Pro
   return validateConfig(raw, file, env, extra);
 }
 
+/** Schema, cross-references and the extra checks, all in one round: every problem at once. */
 export function validateConfig(raw: unknown, file = '(inline)', env: NodeJS.ProcessEnv = process.env, extra?: ExtraCheck): GatewayConfig {
   const problems: string[] = [];
   const expanded = interpolateEnv(raw, env, problems) as Record<string, unknown>;
-  if (env.PORT !== undefined && env.PORT !== '' && expanded && typeof expanded === 'object') {
+  // PORT is the operator's, not the file's: a bad one is blamed on PORT, and a good one wins.
+  const badPort = portProblem(env.PORT);
+  if (badPort !== undefined) problems.push(badPort.replace(/^PORT /, 'PORT (environment): '));
+  const port = portFromEnv(env);
+  if (port !== undefined && expanded !== null && typeof expanded === 'object') {
     const server = (expanded.server ?? {}) as Record<string, unknown>;
-    expanded.server = { ...server, port: env.PORT };
+    expanded.server = { ...server, port };
   }
   const parsed = configSchema.safeParse(expanded);
+  const schemaPaths: string[] = [];
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
-      const path = issue.code === 'unrecognized_keys' ? formatPath([...issue.path, issue.keys[0]]) : formatPath(issue.path);
-      problems.push(`${path || '(root)'}: ${issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message}`);
+      const path = (issue.code === 'unrecognized_keys' ? formatPath([...issue.path, issue.keys[0]]) : formatPath(issue.path)) || '(root)';
+      schemaPaths.push(path);
+      problems.push(`${path}: ${issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message}`);
     }
-    throw new ConfigError(file, problems);
   }
-  problems.push(...crossCheck(parsed.data));
-  if (extra) problems.push(...extra(parsed.data));
-  if (problems.length > 0) throw new ConfigError(file, problems);
+  // The rest runs on what is valid, so one round lists everything; a path the schema already named keeps the schema's word.
+  const view: ConfigView = parsed.success ? parsed.data : salvageConfig(expanded);
+  const named = (problem: string) => schemaPaths.some((p) => problem.startsWith(`${p}:`) || problem.startsWith(`${p}.`) || problem.startsWith(`${p}[`));
+  problems.push(...[...crossCheck(view), ...(extra ? extra(view, file) : [])].filter((p) => !named(p)));
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(file, problems);
   return parsed.data;
 }

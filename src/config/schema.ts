@@ -1,6 +1,7 @@
 // The operator's config file, as a schema. Unknown keys are errors so a typo
 // never silently turns a policy off. Cross-references (a route's upstream, a
-// key's org) are checked in `crossCheck`, each problem with its path.
+// key's org) are checked in `crossCheck`, each problem with its path, on what
+// is valid even when the rest is not (`salvageConfig`), so one round reports all.
 import { z } from 'zod';
 
 /** Accepts 8080 or "8080" (values often come from ${ENV} interpolation). */
@@ -105,29 +106,90 @@ export type Endpoint = z.infer<typeof endpointSchema>;
 export type Version = z.infer<typeof versionSchema>;
 export type PluginEntry = GatewayConfig['plugins'][number];
 
-/** Problems a schema cannot see: references between sections. */
-export function crossCheck(config: GatewayConfig): string[] {
+/**
+ * A config as far as it is valid, for the cross-checks of one that failed the
+ * schema: each list item and named entry with the fields that pass on their
+ * own; undefined where nothing does (a whole section undefined when it is not
+ * even a list or a map). A valid config is one.
+ */
+export interface ConfigView {
+  redis?: GatewayConfig['redis'];
+  keys?: ReadonlyArray<Partial<KeyConfig> | undefined>;
+  orgs?: Readonly<Record<string, GatewayConfig['orgs'][string] | undefined>>;
+  upstreams?: Readonly<Record<string, Partial<UpstreamConfig> | undefined>>;
+  routes?: ReadonlyArray<Partial<RouteConfig> | undefined>;
+  plugins?: ReadonlyArray<PluginEntry | undefined>;
+}
+
+const isMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+const valid = <T>(schema: z.ZodType<T>, value: unknown): T | undefined => {
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+};
+
+/** The fields of an object that pass on their own (an absent one with a default gets it). */
+function validFields<S extends z.ZodObject>(schema: S, value: unknown): Partial<z.infer<S>> | undefined {
+  if (!isMap(value)) return undefined;
+  const whole = schema.safeParse(value);
+  if (whole.success) return whole.data;
+  const out: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
+    const parsed = field.safeParse(value[name]);
+    if (parsed.success && parsed.data !== undefined) out[name] = parsed.data;
+  }
+  return out as Partial<z.infer<S>>;
+}
+
+const listOf = <T>(value: unknown, item: (v: unknown) => T | undefined): Array<T | undefined> | undefined =>
+  value === undefined || value === null ? [] : Array.isArray(value) ? value.map(item) : undefined;
+const mapOf = <T>(value: unknown, entry: (v: unknown) => T | undefined): Record<string, T | undefined> | undefined =>
+  value === undefined || value === null ? {} : isMap(value) ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, entry(v)])) : undefined;
+
+/** What of a config that failed the schema is still worth cross-checking. */
+export function salvageConfig(raw: unknown): ConfigView {
+  const o = isMap(raw) ? raw : {};
+  return {
+    redis: valid(redisSchema.optional(), o.redis),
+    keys: listOf(o.keys, (v) => validFields(keySchema, v)),
+    orgs: mapOf(o.orgs, (v) => valid(orgSchema, v)),
+    upstreams: mapOf(o.upstreams, (v) => validFields(upstreamSchema, v)),
+    routes: listOf(o.routes, (v) => validFields(routeSchema, v)),
+    plugins: listOf(o.plugins, (v) => valid(pluginEntrySchema, v)),
+  };
+}
+
+/**
+ * Problems a schema cannot see: references between sections. Items that
+ * failed the schema are skipped (the schema named them), and a reference
+ * into a section that is not a map at all is not checked.
+ */
+export function crossCheck(config: ConfigView): string[] {
   const problems: string[] = [];
+  const { orgs, upstreams } = config;
   const seenIds = new Set<string>();
   const seenDigests = new Set<string>();
-  config.keys.forEach((key, i) => {
-    if (seenIds.has(key.id)) problems.push(`keys[${i}].id: duplicate key id "${key.id}"`);
-    if (seenDigests.has(key.sha256)) problems.push(`keys[${i}].sha256: the same digest is listed twice`);
-    seenIds.add(key.id);
-    seenDigests.add(key.sha256);
-    if (key.org !== undefined && !(key.org in config.orgs)) problems.push(`keys[${i}].org: unknown org "${key.org}"`);
+  config.keys?.forEach((key, i) => {
+    if (key === undefined) return;
+    if (key.id !== undefined && seenIds.has(key.id)) problems.push(`keys[${i}].id: duplicate key id "${key.id}"`);
+    if (key.sha256 !== undefined && seenDigests.has(key.sha256)) problems.push(`keys[${i}].sha256: the same digest is listed twice`);
+    if (key.id !== undefined) seenIds.add(key.id);
+    if (key.sha256 !== undefined) seenDigests.add(key.sha256);
+    if (key.org !== undefined && orgs !== undefined && !Object.hasOwn(orgs, key.org)) problems.push(`keys[${i}].org: unknown org "${key.org}"`);
   });
-  for (const [name, upstream] of Object.entries(config.upstreams)) {
+  for (const [name, upstream] of Object.entries(upstreams ?? {})) {
+    if (upstream?.format === undefined) continue;
     if (upstream.format !== 'demo' && upstream.url === undefined) problems.push(`upstreams.${name}.url: required for format ${upstream.format}`);
   }
-  config.routes.forEach((route, i) => {
-    const upstream = config.upstreams[route.upstream];
-    if (upstream === undefined) return void problems.push(`routes[${i}].upstream: unknown upstream "${route.upstream}"`);
+  config.routes?.forEach((route, i) => {
+    if (route?.upstream === undefined || upstreams === undefined) return;
+    if (!Object.hasOwn(upstreams, route.upstream)) return void problems.push(`routes[${i}].upstream: unknown upstream "${route.upstream}"`);
+    const format = upstreams[route.upstream]?.format;
     // A native or demo backend speaks the interface alone: OpenAI's message forms would reach it unchecked.
-    if (route.dialect === 'openai' && upstream.format !== 'openai') problems.push(`routes[${i}].dialect: openai needs an upstream of format openai; "${route.upstream}" is ${upstream.format}`);
+    if (route.dialect === 'openai' && format !== undefined && format !== 'openai') problems.push(`routes[${i}].dialect: openai needs an upstream of format openai; "${route.upstream}" is ${format}`);
   });
-  for (const [name, upstream] of Object.entries(config.upstreams)) {
-    if (upstream.dialect === 'openai' && upstream.format !== 'openai') problems.push(`upstreams.${name}.dialect: openai needs format openai, not ${upstream.format}`);
+  for (const [name, upstream] of Object.entries(upstreams ?? {})) {
+    if (upstream?.dialect === 'openai' && upstream.format !== undefined && upstream.format !== 'openai') problems.push(`upstreams.${name}.dialect: openai needs format openai, not ${upstream.format}`);
   }
   if (config.redis && config.redis.url === undefined && config.redis.nodes === undefined) {
     problems.push('redis: give either url (one server) or nodes (a cluster)');
@@ -136,9 +198,9 @@ export function crossCheck(config: GatewayConfig): string[] {
     problems.push('redis: give url or nodes, not both');
   }
   // Limits without the plugin that enforces them would silently be off.
-  if (!config.plugins.some((p) => p.name === 'rate-limit')) {
-    const keyAt = config.keys.findIndex((k) => k.limits !== undefined);
-    const org = Object.entries(config.orgs).find(([, o]) => o.limits !== undefined)?.[0];
+  if (config.plugins !== undefined && !config.plugins.some((p) => p?.name === 'rate-limit')) {
+    const keyAt = config.keys?.findIndex((k) => k?.limits !== undefined) ?? -1;
+    const org = Object.entries(orgs ?? {}).find(([, o]) => o?.limits !== undefined)?.[0];
     const where = keyAt !== -1 ? `keys[${keyAt}].limits` : org !== undefined ? `orgs.${org}.limits` : undefined;
     if (where !== undefined) problems.push(`${where}: limits need the rate-limit plugin; add "- { name: rate-limit }" to plugins`);
   }

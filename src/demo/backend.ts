@@ -6,6 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { listen } from '../listen';
 
 export interface DemoBackend {
   /** Base URL including /v1, e.g. http://127.0.0.1:8090/v1 */
@@ -99,15 +100,12 @@ export function startDemoBackend(host = '127.0.0.1', port = 0, publicUrl?: strin
     if (req.method === 'POST' && url.pathname === '/v1/chat/completions') return void chat(req, res);
     if (req.method === 'POST' && url.pathname === '/v1/images/generations') return void images(req, res, baseUrl);
     if (req.method === 'GET' && image) return svg(res, image[1], url.searchParams.get('size'));
+    if (req.method === 'GET' && url.pathname === '/healthz') return json(res, 200, { status: 'ok' }); // the compose stack's healthcheck
     json(res, 404, { error: { message: 'not found', param: null, reason: 'not_found', status: 404 } });
   });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      const addr = server.address() as AddressInfo;
-      const listenUrl = `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`;
-      baseUrl = publicUrl?.replace(/\/$/, '') ?? listenUrl;
-      resolve({ url: `${listenUrl}/v1`, server, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) });
-    });
+  return listen(server, port, host, 'the demo backend').then(() => {
+    const listenUrl = `http://${host.includes(':') ? `[${host}]` : host}:${(server.address() as AddressInfo).port}`;
+    baseUrl = publicUrl?.replace(/\/$/, '') ?? listenUrl;
+    return { url: `${listenUrl}/v1`, server, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
   });
 }

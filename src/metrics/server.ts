@@ -9,8 +9,8 @@
 // "server.metrics.port: 0 turns it off" is decided by the caller (src/server.ts).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { listen, listeningUrl } from '../listen';
 
 export interface MetricsServerOptions {
   host: string;
@@ -63,18 +63,10 @@ export function metricsHandler(registry: Registry, token?: string): (req: Incomi
 
 export async function startMetricsServer(registry: Registry, options: MetricsServerOptions): Promise<MetricsServer> {
   const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, metricsHandler(registry, options.token));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const addr = server.address() as AddressInfo;
-  const url = `http://${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
+  await listen(server, options.port, options.host, 'metrics (server.metrics)');
   return {
     server,
-    url,
+    url: listeningUrl(server),
     close: () => new Promise<void>((resolve) => {
       server.close(() => resolve());
       server.closeAllConnections();

@@ -2,7 +2,7 @@
 // finished: when the response closes, for any reason, the finish hooks run once.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Endpoint, Version } from '../config/schema';
 import type { Principal } from '../auth/keys';
 import type { Route } from '../routing/routes';
@@ -40,11 +40,10 @@ export class Context implements RequestContext {
   stream = false;
   usage?: Usage;
   error?: GatewayError;
-  /** Set by the proxy: the backend request, aborted when the client leaves. */
-  upstreamRequest?: ClientRequest;
+  /** Set by the proxy: gives up on the backend request (the client left, or the answer is decided). */
+  abortUpstream?: () => void;
   /** Set by the proxy once an event stream has started. */
   streaming = false;
-  upstreamTimedOut = false;
   /** Characters of generated text relayed so far; the usage estimate of a stream cut short. */
   streamedChars = 0;
   /** True once the response's fate is decided (sent, or failed once). */
@@ -55,6 +54,8 @@ export class Context implements RequestContext {
   interrupt?: (err: GatewayError) => void;
   /** True once the response has closed (sent, failed, or the client left). */
   closed = false;
+  /** The request hooks still running, if one of them was asynchronous: onFinish waits for them. */
+  requestHooks?: Promise<void>;
 
   constructor(
     readonly version: Version,
@@ -80,7 +81,7 @@ export class Context implements RequestContext {
     this.closed = true;
     const aborted = !this.res.writableFinished;
     if (aborted) {
-      this.upstreamRequest?.destroy();
+      this.abortUpstream?.();
       if (this.error === undefined || this.streaming) this.error = new GatewayError('client_closed', 'The client closed the connection.');
     }
     // A stream cut short (client gone, backend broke off) still cost tokens: charge an estimate.

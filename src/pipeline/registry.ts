@@ -4,15 +4,20 @@
 import { isAbsolute, resolve } from 'node:path';
 import { formatPath } from '../config/issues';
 import type { PluginEntry } from '../config/schema';
+import type { Logger } from 'pino';
 import { PHASES, type PluginDefinition, type PluginEnv, type PluginHooks } from './contract';
+
+type Named<T> = { name: string; run: T };
 
 export interface Pipeline {
   readonly names: readonly string[];
-  readonly onRequest: ReadonlyArray<{ name: string; run: NonNullable<PluginHooks['onRequest']> }>;
-  readonly onResponseHead: ReadonlyArray<NonNullable<PluginHooks['onResponseHead']>>;
-  readonly onEvent: ReadonlyArray<NonNullable<PluginHooks['onEvent']>>;
-  readonly onFinish: ReadonlyArray<{ name: string; run: NonNullable<PluginHooks['onFinish']> }>;
-  readonly close: ReadonlyArray<NonNullable<PluginHooks['close']>>;
+  readonly onRequest: ReadonlyArray<Named<NonNullable<PluginHooks['onRequest']>>>;
+  readonly onResponseHead: ReadonlyArray<Named<NonNullable<PluginHooks['onResponseHead']>>>;
+  readonly onEvent: ReadonlyArray<Named<NonNullable<PluginHooks['onEvent']>>>;
+  readonly onFinish: ReadonlyArray<Named<NonNullable<PluginHooks['onFinish']>>>;
+  readonly close: ReadonlyArray<Named<NonNullable<PluginHooks['close']>>>;
+  /** Where hook failures are logged, with the plugin's name and the request id. */
+  readonly logger: Logger;
 }
 
 export function checkDefinition(def: unknown, where: string): PluginDefinition {
@@ -23,10 +28,38 @@ export function checkDefinition(def: unknown, where: string): PluginDefinition {
   return d;
 }
 
+/** Hooks that run inside a write to the client: a promise there would be sent as text, or lost. */
+const SYNC_ONLY: readonly string[] = ['onEvent', 'onResponseHead'];
+const LOOKS_LIKE_A_HOOK = /^on[A-Z]/;
+
+/** Every method name an object answers to: its own keys and its class's methods (not Object's). */
+function methodNames(hooks: object): string[] {
+  const names = new Set(Object.keys(hooks));
+  for (let proto = Object.getPrototypeOf(hooks); proto !== null && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    for (const key of Object.getOwnPropertyNames(proto)) if (key !== 'constructor') names.add(key);
+  }
+  return [...names];
+}
+
+/**
+ * Checks a plugin's hooks when it loads, as Fastify checks addHook: every own
+ * key, and every class method named like a hook (onSomething), must be a known
+ * phase and a function; onEvent and onResponseHead must be synchronous.
+ */
 export function checkHooks(hooks: PluginHooks, name: string): PluginHooks {
-  for (const key of Object.keys(hooks)) {
-    if (!(PHASES as readonly string[]).includes(key)) throw new Error(`plugin "${name}" returned an unknown hook "${key}" (known: ${PHASES.join(', ')})`);
-    if (typeof (hooks as Record<string, unknown>)[key] !== 'function') throw new Error(`plugin "${name}": hook "${key}" is not a function`);
+  if (hooks === null || typeof hooks !== 'object') throw new Error(`plugin "${name}": create() must return an object of hooks`);
+  const own = new Set(Object.keys(hooks));
+  for (const key of methodNames(hooks)) {
+    const known = (PHASES as readonly string[]).includes(key);
+    if (!known && (own.has(key) || LOOKS_LIKE_A_HOOK.test(key))) {
+      throw new Error(`plugin "${name}" has an unknown hook "${key}" (known: ${PHASES.join(', ')})`);
+    }
+    if (!known) continue;
+    const fn = (hooks as Record<string, unknown>)[key];
+    if (typeof fn !== 'function') throw new Error(`plugin "${name}": hook "${key}" is not a function`);
+    if (SYNC_ONLY.includes(key) && fn.constructor?.name === 'AsyncFunction') {
+      throw new Error(`plugin "${name}": hook "${key}" is async, but it must be synchronous: it runs while the response is being written, so a promise would reach the client as text. Do the async work in onRequest or onFinish.`);
+    }
   }
   return hooks;
 }
@@ -44,10 +77,14 @@ export class PluginRegistry {
     this.known.set(def.name, def);
   }
 
-  /** Resolves and validates every entry; problems are collected with their paths. */
-  resolveEntries(entries: readonly PluginEntry[], configDir: string, problems: string[]): Array<{ def: PluginDefinition; settings: unknown }> {
+  /**
+   * Resolves and validates every entry; problems are collected with their paths.
+   * An undefined entry (one the config schema rejected) is skipped, keeping the others' indices.
+   */
+  resolveEntries(entries: ReadonlyArray<PluginEntry | undefined>, configDir: string, problems: string[]): Array<{ def: PluginDefinition; settings: unknown }> {
     const out: Array<{ def: PluginDefinition; settings: unknown }> = [];
     entries.forEach((entry, i) => {
+      if (entry === undefined) return;
       const { name, module, ...rest } = entry;
       let def: PluginDefinition | undefined;
       try {
@@ -87,17 +124,29 @@ function loadModule(path: string, configDir: string, where: string): PluginDefin
 }
 
 export async function createPipeline(resolved: Array<{ def: PluginDefinition; settings: unknown }>, env: PluginEnv): Promise<Pipeline> {
-  const pipeline = { names: [], onRequest: [], onResponseHead: [], onEvent: [], onFinish: [], close: [] } as {
-    -readonly [K in keyof Pipeline]: Pipeline[K] extends ReadonlyArray<infer T> ? T[] : never;
-  };
+  const pipeline = { names: [], onRequest: [], onResponseHead: [], onEvent: [], onFinish: [], close: [], logger: env.logger } as unknown as {
+    -readonly [K in Exclude<keyof Pipeline, 'logger'>]: Pipeline[K] extends ReadonlyArray<infer T> ? T[] : never;
+  } & { logger: Logger };
   for (const { def, settings } of resolved) {
     const hooks = checkHooks(await def.create(settings, env), def.name);
-    pipeline.names.push(def.name);
-    if (hooks.onRequest) pipeline.onRequest.push({ name: def.name, run: hooks.onRequest.bind(hooks) });
-    if (hooks.onResponseHead) pipeline.onResponseHead.push(hooks.onResponseHead.bind(hooks));
-    if (hooks.onEvent) pipeline.onEvent.push(hooks.onEvent.bind(hooks));
-    if (hooks.onFinish) pipeline.onFinish.push({ name: def.name, run: hooks.onFinish.bind(hooks) });
-    if (hooks.close) pipeline.close.push(hooks.close.bind(hooks));
+    const name = def.name;
+    pipeline.names.push(name);
+    if (hooks.onRequest) pipeline.onRequest.push({ name, run: hooks.onRequest.bind(hooks) });
+    if (hooks.onResponseHead) pipeline.onResponseHead.push({ name, run: hooks.onResponseHead.bind(hooks) });
+    if (hooks.onEvent) pipeline.onEvent.push({ name, run: hooks.onEvent.bind(hooks) });
+    if (hooks.onFinish) pipeline.onFinish.push({ name, run: hooks.onFinish.bind(hooks) });
+    if (hooks.close) pipeline.close.push({ name, run: hooks.close.bind(hooks) });
   }
   return pipeline;
+}
+
+/** Runs every plugin's close(); a failure is logged with the plugin's name, never thrown. */
+export async function closePipeline(pipeline: Pipeline): Promise<void> {
+  await Promise.all(pipeline.close.map(async ({ name, run }) => {
+    try {
+      await run();
+    } catch (err) {
+      pipeline.logger.error({ plugin: name, err: (err as Error)?.message }, 'plugin close failed');
+    }
+  }));
 }

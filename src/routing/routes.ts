@@ -38,6 +38,19 @@ export function exactModelIds(routes: readonly RouteConfig[]): string[] {
   return [...new Set(routes.flatMap((r) => (isGlob(r.model) ? r.advertise ?? [] : [r.model])))];
 }
 
+/** A glob route's advertised ids must be exact ids it matches. Checks what passed the schema (see ConfigView). */
+export function advertiseProblems(routes: ReadonlyArray<Partial<RouteConfig> | undefined>): string[] {
+  const problems: string[] = [];
+  routes.forEach((r, i) => {
+    if (r?.advertise === undefined || r.model === undefined) return;
+    const matches = compileGlob(r.model);
+    r.advertise.forEach((id, j) => {
+      if (isGlob(id) || !matches(id)) problems.push(`routes[${i}].advertise[${j}]: "${id}" is not an exact model id matched by "${r.model}"`);
+    });
+  });
+  return problems;
+}
+
 export function compileRoutes(routes: readonly RouteConfig[], problems: string[] = [], upstreams: Readonly<Record<string, Pick<UpstreamConfig, 'dialect'>>> = {}): RouteTable {
   const compiled: CompiledRoute[] = routes.map((r, index) => ({
     index,
@@ -48,9 +61,7 @@ export function compileRoutes(routes: readonly RouteConfig[], problems: string[]
     endpoints: new Set(r.endpoints),
     versions: new Set(r.versions),
   }));
-  routes.forEach((r, i) => r.advertise?.forEach((id, j) => {
-    if (isGlob(id) || !compiled[i].matches(id)) problems.push(`routes[${i}].advertise[${j}]: "${id}" is not an exact model id matched by "${r.model}"`);
-  }));
+  problems.push(...advertiseProblems(routes));
 
   // Only answers that found a route are cached, so ids a client makes up cannot fill it.
   const cache = new Map<string, Route>();

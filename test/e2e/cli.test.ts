@@ -1,16 +1,43 @@
-// The `sluice` command, run as a real process: a created key, pasted into a
-// config, authenticates; `config check` reports a broken file's paths.
+// The `sluice` command, run as a real process: help and version as every CLI
+// gives them, a created key that authenticates once pasted into a config (the
+// README's own example against the shipped config), and `config check`
+// reporting every problem of a broken file, with its path, in one round.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parse as parseYaml, stringify } from 'yaml';
 import { startBackend, type Backend } from '../support/backends';
 import { bearer, post } from '../support/http';
-import { CLI_JS, spawnGateway } from '../support/process';
+import { CLI_JS, ROOT, spawnGateway } from '../support/process';
 import { hashKey } from '../../src/auth/keys';
 
 const sluice = (args: string[], input?: string) => spawnSync(process.execPath, [CLI_JS, ...args], { input, encoding: 'utf8' });
 const dir = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
+
+describe('sluice help and version', () => {
+  it.each([['--help'], ['-h'], ['help']])('prints the usage to stdout and exits 0 for %s', (flag) => {
+    const r = sluice([flag]);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^usage: sluice /);
+    expect(r.stdout).toContain('sluice config check');
+    expect(r.stderr).toBe('');
+  });
+
+  it.each([[['frobnicate']], [['keys', 'destroy']], [[]]])('prints the usage to stderr and exits 2 for %j', (args) => {
+    const r = sluice(args);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^sluice: (unknown command|no command)/);
+    expect(r.stderr).toContain('usage: sluice ');
+  });
+
+  it('prints the package version for --version and exits 0', () => {
+    const r = sluice(['--version']);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(`${JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version}\n`);
+  });
+});
 
 describe('sluice keys', () => {
   let backend: Backend;
@@ -37,6 +64,32 @@ describe('sluice keys', () => {
     }
   });
 
+  it('runs the README\'s keys create example verbatim, and its entry works in the shipped config', async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const line = /^npx sluice (keys create [^#\n]*?)\s*(#.*)?$/m.exec(readme);
+    expect(line).not.toBeNull();
+    const args = line![1].match(/'[^']*'|\S+/g)!.map((a) => a.replace(/^'(.*)'$/, '$1'));
+    const out = execFileSync(process.execPath, [CLI_JS, ...args], { encoding: 'utf8' });
+    const key = /key \(shown once, store it now\): (\S+)/.exec(out)![1];
+    const entry = parseYaml(out.split('\n').find((l) => l.trim().startsWith('- {'))!)[0];
+
+    const shipped = parseYaml(readFileSync(join(ROOT, 'config', 'gateway.yaml'), 'utf8'));
+    shipped.keys.push(entry);
+    const file = join(dir, 'with-new-key.yaml');
+    writeFileSync(file, stringify(shipped));
+    expect(sluice(['config', 'check', file]).stdout).toContain(': ok');
+
+    delete shipped.upstreams.demo.url; // the demo backend on a free port, not 8081
+    shipped.server = { ...shipped.server, metrics: { port: 0 } };
+    const gw = await spawnGateway(stringify(shipped));
+    try {
+      const body = (model: string) => ({ model, messages: [{ role: 'user', content: 'hi' }] });
+      expect((await post(`${gw.url}/v1/chat/completions`, body('demo-chat'), bearer(key))).status).toBe(200);
+    } finally {
+      gw.kill();
+    }
+  });
+
   it('hashes a key read on stdin', () => {
     const r = sluice(['keys', 'hash'], 'sk-sluice-example\n');
     expect(r.status).toBe(0);
@@ -51,7 +104,7 @@ describe('sluice keys', () => {
 });
 
 describe('sluice config check', () => {
-  it.each(['gateway.yaml', 'reference.yaml', 'compose.yaml'])('exits 0 for the shipped config/%s', (name) => {
+  it.each(['gateway.yaml', 'container.yaml', 'reference.yaml', 'compose.yaml'])('exits 0 for the shipped config/%s', (name) => {
     const r = sluice(['config', 'check', join(__dirname, '..', '..', 'config', name)]);
     expect(r.stdout).toContain(': ok');
     expect(r.status).toBe(0);
@@ -72,11 +125,15 @@ describe('sluice config check', () => {
     ].join('\n'));
     const r = sluice(['config', 'check', file]);
     expect(r.status).toBe(1);
+    // Schema, cross-references and plugin settings in one round, though the schema already failed.
+    expect(r.stdout).toContain('4 problem(s)');
     expect(r.stdout).toContain('keys[0].sha256');
-    expect(r.stdout).toContain('problem(s)');
+    expect(r.stdout).toContain('keys[0].org: unknown org "ghost"');
+    expect(r.stdout).toContain('routes[1].upstream: unknown upstream "vlm"');
+    expect(r.stdout).toContain('plugins[0].nMax');
     const second = sluice(['config', 'check', file.replace('broken', 'missing')]);
     expect(second.status).toBe(1);
-    expect(second.stdout).toContain('cannot read the file');
+    expect(second.stdout).toContain('cannot read the file: it does not exist');
   });
 
   it('reports cross-references and plugin settings by path', () => {

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { startBackend, type Backend } from '../support/backends';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, call, post, postSse } from '../support/http';
-import { parseExposition, promtoolCheck, scrape, series, type Sample } from '../support/metrics';
+import { counted, parseExposition, promtoolCheck, scrape, series, type Sample } from '../support/metrics';
 
 // Stands in for the rate-limit plugin, so this test depends on neither Redis nor its budgets.
 const denyByModel: PluginDefinition<Record<string, never>> = {
@@ -192,9 +192,9 @@ describe('metrics: counters and histograms after a mix of requests', () => {
   });
 
   it('counts refusals and backend failures by their bounded labels', () => {
-    expect(series(samples, 'sluice_rate_limited_total')).toEqual({ 'budget=requests,scope=key': 1, 'budget=tokens,scope=org': 1 });
-    expect(series(samples, 'sluice_content_filter_blocks_total')).toEqual({ 'endpoint=chat': 1, 'endpoint=images': 1 });
-    expect(series(samples, 'sluice_upstream_errors_total')).toEqual({
+    expect(counted(series(samples, 'sluice_rate_limited_total'))).toEqual({ 'budget=requests,scope=key': 1, 'budget=tokens,scope=org': 1 });
+    expect(counted(series(samples, 'sluice_content_filter_blocks_total'))).toEqual({ 'endpoint=chat': 1, 'endpoint=images': 1 });
+    expect(counted(series(samples, 'sluice_upstream_errors_total'))).toEqual({
       'kind=status,upstream=b': 1,
       'kind=connect,upstream=dead': 1,
       'kind=timeout,upstream=slow': 1,

@@ -1,11 +1,13 @@
-// The real gateway process: SIGHUP reloads the config without a restart,
-// SIGTERM drains in-flight streams and exits 0.
+// The real gateway process, started as the image starts it: SIGHUP to the pid
+// its "listening" line reports reloads the config without a restart, SIGTERM
+// drains in-flight streams and exits 0.
 import { startBackend, type Backend } from '../support/backends';
 import { makeKey } from '../support/gateway';
 import { bearer, call, post, postSse } from '../support/http';
 import { freePort, spawnGateway, type GatewayProcess } from '../support/process';
 
 const chat = (model: string, stream = false) => ({ model, stream, messages: [{ role: 'user', content: 'hello' }] });
+const UNCOUNTED = 'metrics listener is on but the metrics plugin is not in plugins: no request is counted';
 const done = (events: Array<{ data: string }>) => events.at(-1)?.data === '[DONE]';
 
 function configYaml(backend: Backend, keys: Array<Record<string, unknown>>, extra: Record<string, unknown> = {}, metricsPort = 0): string {
@@ -32,13 +34,23 @@ describe('SIGHUP reloads the config', () => {
   });
   afterAll(async () => { gw.kill(); await backend.close(); });
 
+  it('reports its own pid on the "listening" line: the process to signal', () => {
+    expect(gw.pid).toBe(gw.child.pid);
+  });
+
+  it('warns at start that the metrics listener is on without the metrics plugin', async () => {
+    const warning = await gw.waitForLog(UNCOUNTED);
+    expect(warning.level).toBe(40);
+  });
+
   it('applies a new key set to new requests while a stream started before finishes', async () => {
     const inFlight = postSse(`${gw.url}/v1/chat/completions`, chat('ok-long', true), bearer(oldKey.key));
     await new Promise((r) => setTimeout(r, 300));
     const mark = gw.logs.length;
     gw.writeConfig(configYaml(backend, [newKey.entry], {}, metricsPort));
-    gw.child.kill('SIGHUP');
+    process.kill(gw.pid, 'SIGHUP');
     await gw.waitForLog('config reloaded', mark);
+    await gw.waitForLog(UNCOUNTED, mark); // and again on the reload
 
     expect((await post(`${gw.url}/v1/chat/completions`, chat('ok-a'), bearer(newKey.key))).status).toBe(200);
     const removed = await post(`${gw.url}/v1/chat/completions`, chat('ok-a'), bearer(oldKey.key));
@@ -52,10 +64,10 @@ describe('SIGHUP reloads the config', () => {
 
   it('rejects an invalid file whole, keeps serving, and counts both outcomes', async () => {
     const mark = gw.logs.length;
-    gw.writeConfig('routes:\n  - { model: "x", upstream: nowhere }\n');
-    gw.child.kill('SIGHUP');
+    gw.writeConfig('routes:\n  - { model: "x", upstream: nowhere }\nplugins:\n  - { name: limits, nMax: 50 }\n');
+    process.kill(gw.pid, 'SIGHUP');
     const failed = await gw.waitForLog('config reload failed', mark);
-    expect(String(failed.problems)).toContain('routes[0].upstream: unknown upstream "nowhere"');
+    expect(failed.problems).toEqual([expect.stringContaining('routes[0].upstream: unknown upstream "nowhere"'), expect.stringContaining('plugins[0].nMax')]);
     expect((await post(`${gw.url}/v1/chat/completions`, chat('ok-a'), bearer(newKey.key))).status).toBe(200);
 
     const scrape = await call('GET', `http://127.0.0.1:${metricsPort}/metrics`, undefined);
@@ -76,7 +88,7 @@ describe('SIGTERM drains', () => {
       const inFlight = postSse(`${gw.url}/v1/chat/completions`, chat('ok-drain', true), bearer(key.key));
       await new Promise((r) => setTimeout(r, 300));
       const signalled = Date.now();
-      gw.child.kill('SIGTERM');
+      process.kill(gw.pid, 'SIGTERM');
       await gw.waitForLog('draining');
       await expect(call('GET', `${gw.url}/healthz`, undefined)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
       const stream = await inFlight;
@@ -95,7 +107,7 @@ describe('SIGTERM drains', () => {
     try {
       const inFlight = postSse(`${gw.url}/v1/chat/completions`, chat('ok-too-long', true), bearer(key.key));
       await new Promise((r) => setTimeout(r, 300));
-      gw.child.kill('SIGTERM');
+      process.kill(gw.pid, 'SIGTERM');
       const stream = await inFlight;
       const last = JSON.parse(stream.events.at(-1)!.data);
       expect(last.error).toMatchObject({ reason: 'shutting_down', status: 503, param: null });

@@ -1,4 +1,5 @@
 import { request } from 'node:http';
+import { gzipSync } from 'node:zlib';
 // Every error the gateway raises before a backend is involved, on a real socket.
 import { z } from 'zod';
 import type { PluginDefinition } from '../../src/pipeline/contract';
@@ -48,9 +49,37 @@ describe('request errors', () => {
   afterEach(() => expect(backend.requests.length).toBe(before));
 
   it('invalid_json 400 for a body that is not JSON', async () => {
-    for (const text of ['{"model":', 'not json', 'null', '"a string"']) {
+    for (const text of ['{"model":', 'not json', '{"model":"ok-a"} trailing']) {
       expectError(await post(chatUrl(), text, bearer(alice.key)), 400, 'invalid_json', null);
     }
+  });
+
+  it('invalid_json 400 saying what to fix for an empty body, a byte order mark, or bytes that are not UTF-8', async () => {
+    const json = JSON.stringify(chat('ok-a'));
+    const headers = { 'content-type': 'application/json', ...bearer(alice.key) };
+    const cases: Array<[string | Buffer, RegExp]> = [
+      ['', /empty/],
+      [' \r\n\t ', /empty/],
+      [`\ufeff${json}`, /byte order mark/],
+      // Latin-1 bytes sent as if they were UTF-8: decoding would forward U+FFFD in place of each.
+      [Buffer.from(JSON.stringify({ model: 'ok-a', messages: [{ role: 'user', content: 'café crème' }] }), 'latin1'), /not valid UTF-8/],
+      // UTF-16 without a charset, byte order mark first.
+      [Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(json, 'utf16le')]), /not valid UTF-8/],
+    ];
+    for (const [body, message] of cases) {
+      const res = await call('POST', chatUrl(), body, headers);
+      expectError(res, 400, 'invalid_json', null);
+      expect(res.body.error.message).toMatch(message);
+    }
+  });
+
+  it('invalid_request 400 for valid JSON that is not an object, saying what it got', async () => {
+    for (const [text, got] of [['null', 'null'], ['"a string"', 'a string'], ['42', 'a number'], ['true', 'a boolean'], ['[]', 'an array']]) {
+      const res = await post(chatUrl(), text, bearer(alice.key));
+      expectError(res, 400, 'invalid_request', null);
+      expect(res.body.error.message).toBe(`The request body must be a JSON object, got ${got}.`);
+    }
+    expectError(await post(`${gw.url}/v1/images/generations`, '[{"model":"img-only","prompt":"p"}]', bearer(alice.key)), 400, 'invalid_request', null);
   });
 
   it('invalid_request 400 naming the field, on both endpoints and both versions', async () => {
@@ -108,7 +137,7 @@ describe('request errors', () => {
   });
 
   it('method_not_allowed 405 with the Allow header', async () => {
-    for (const [method, path, allow] of [['GET', '/v1/chat/completions', 'POST'], ['PUT', '/v2/chat/completions', 'POST'], ['DELETE', '/v1/images/generations', 'POST'], ['POST', '/v2/models', 'GET']]) {
+    for (const [method, path, allow] of [['GET', '/v1/chat/completions', 'POST'], ['PUT', '/v2/chat/completions', 'POST'], ['DELETE', '/v1/images/generations', 'POST'], ['POST', '/v2/models', 'GET, HEAD'], ['DELETE', '/v1/models/ok-a', 'GET, HEAD'], ['POST', '/healthz', 'GET, HEAD'], ['PUT', '/readyz', 'GET, HEAD']]) {
       const res = await call(method, `${gw.url}${path}`, undefined, bearer(alice.key));
       expectError(res, 405, 'method_not_allowed', null);
       expect(res.headers.allow).toBe(allow);
@@ -146,6 +175,20 @@ describe('request errors', () => {
     }
     expectError(await call('POST', chatUrl(), body, bearer(alice.key)), 415, 'unsupported_media_type');
     expectError(await call('POST', chatUrl(), body, { 'content-type': 'application/json', 'content-encoding': 'compress', ...bearer(alice.key) }), 415, 'unsupported_media_type');
+    const utf16 = await call('POST', chatUrl(), Buffer.from(body, 'utf16le'), { 'content-type': 'application/json; charset=utf-16le', ...bearer(alice.key) });
+    expectError(utf16, 415, 'unsupported_media_type', null);
+    expect(utf16.body.error.message).toMatch(/utf-16le.*UTF-8/);
+  });
+
+  it('unsupported_media_type 415 for a compressed body, however it is compressed', async () => {
+    const gzipped = gzipSync(JSON.stringify(chat('ok-a')));
+    for (const encoding of ['gzip', 'GZIP', 'deflate', 'br', 'gzip, identity']) {
+      const res = await call('POST', chatUrl(), gzipped, { 'content-type': 'application/json', 'content-encoding': encoding, ...bearer(alice.key) });
+      expectError(res, 415, 'unsupported_media_type', null);
+      expect(res.body.error.message).toMatch(/Send the body uncompressed/);
+    }
+    expect((await call('POST', chatUrl(), JSON.stringify(chat('ok-a')), { 'content-type': 'application/json', 'content-encoding': 'identity', ...bearer(alice.key) })).status).toBe(200);
+    before += 1;
   });
 
   it('internal_error 500 with a generic message and no stack for a bug', async () => {

@@ -6,7 +6,7 @@ import { GatewayError, type Outcome, type PluginHooks, type RequestContext } fro
 import { validateConfig } from '../../src/config/load';
 import { plugin } from '../../plugins/metrics';
 import { DURATION_BUCKETS, FIRST_BYTE_BUCKETS } from '../../plugins/metrics/metrics';
-import { parseExposition, series } from '../support/metrics';
+import { counted, parseExposition, series } from '../support/metrics';
 
 const config = validateConfig({
   keys: [{ id: 'alice', sha256: 'a'.repeat(64), org: 'acme' }],
@@ -104,8 +104,20 @@ describe('metrics plugin', () => {
     const failed = new GatewayError('upstream_error', 'no', { details: { kind: 'weird', upstream: 'b' } });
     hooks.onFinish!(context({ error: failed }), outcome(502, 'upstream_error'));
     const samples = await scrape(registry);
-    expect(series(samples, 'sluice_rate_limited_total')).toEqual({ 'budget=tokens,scope=org': 1, 'budget=other,scope=other': 2 });
-    expect(series(samples, 'sluice_upstream_errors_total')).toEqual({ 'kind=other,upstream=b': 1 });
+    expect(counted(series(samples, 'sluice_rate_limited_total'))).toEqual({ 'budget=tokens,scope=org': 1, 'budget=other,scope=other': 2 });
+    expect(counted(series(samples, 'sluice_upstream_errors_total'))).toEqual({ 'kind=other,upstream=b': 1 });
+  });
+
+  it('starts refusal and failure series at 0 for every known label value, and a reload\'s new upstreams too', async () => {
+    const registry = new Registry();
+    await create(registry);
+    let samples = await scrape(registry);
+    expect(series(samples, 'sluice_rate_limited_total')).toEqual({ 'budget=requests,scope=key': 0, 'budget=tokens,scope=key': 0, 'budget=requests,scope=org': 0, 'budget=tokens,scope=org': 0 });
+    expect(series(samples, 'sluice_content_filter_blocks_total')).toEqual({ 'endpoint=chat': 0, 'endpoint=images': 0 });
+    expect(series(samples, 'sluice_upstream_errors_total')).toEqual({ 'kind=connect,upstream=b': 0, 'kind=timeout,upstream=b': 0, 'kind=status,upstream=b': 0, 'kind=stream,upstream=b': 0 });
+    await create(registry, validateConfig({ upstreams: { c: { url: 'http://127.0.0.1:2/v1' } } }));
+    samples = await scrape(registry);
+    expect(Object.keys(series(samples, 'sluice_upstream_errors_total')).filter((k) => k.endsWith('upstream=c'))).toHaveLength(4);
   });
 
   it('counts tokens under the key id and org, never anything the client sent', async () => {

@@ -1,6 +1,7 @@
 // A tiny real HTTP client for tests: JSON requests, and SSE requests that
 // record when each event arrived.
 import { request } from 'node:http';
+import { connect } from 'node:net';
 
 export interface JsonResponse {
   status: number;
@@ -14,7 +15,7 @@ export function post(url: string, body: unknown, headers: Record<string, string>
   return call('POST', url, payload, { 'content-type': 'application/json', ...headers });
 }
 
-export function call(method: string, url: string, payload: string | undefined, headers: Record<string, string> = {}): Promise<JsonResponse> {
+export function call(method: string, url: string, payload: string | Buffer | undefined, headers: Record<string, string> = {}): Promise<JsonResponse> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method, headers: payload === undefined ? headers : { 'content-length': String(Buffer.byteLength(payload)), ...headers } }, (res) => {
       const chunks: Buffer[] = [];
@@ -69,3 +70,36 @@ export function postSse(url: string, body: unknown, headers: Record<string, stri
 }
 
 export const bearer = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` });
+
+/**
+ * One request written byte for byte on a bare socket: for what http.request
+ * will not send, such as a header given twice. `headers` are [name, value]
+ * pairs in order; content-length and connection: close are added.
+ */
+export function rawRequest(url: string, method: string, path: string, headers: Array<[string, string]>, body = ''): Promise<JsonResponse> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      socket.end();
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const split = raw.indexOf('\r\n\r\n');
+      const [statusLine, ...lines] = raw.slice(0, split).split('\r\n');
+      const responseHeaders: Record<string, string> = {};
+      for (const line of lines) {
+        const colon = line.indexOf(':');
+        responseHeaders[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+      }
+      const text = raw.slice(split + 4);
+      let parsed: any;
+      try { parsed = JSON.parse(text); } catch { parsed = undefined; }
+      resolve({ status: Number(statusLine.split(' ')[1]), headers: responseHeaders, body: parsed, text });
+    });
+    const head = [`${method} ${path} HTTP/1.1`, `host: ${hostname}:${port}`, ...headers.map(([n, v]) => `${n}: ${v}`), `content-length: ${Buffer.byteLength(body)}`, 'connection: close'];
+    // write, not end: a client that half-closes its side has left, as far as the gateway can tell.
+    socket.write(`${head.join('\r\n')}\r\n\r\n${body}`);
+  });
+}

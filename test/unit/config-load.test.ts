@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, defaultConfigPath, loadConfigFile, parseConfigText, validateConfig } from '../../src/config/load';
 import { interpolateEnv } from '../../src/config/interpolate';
+import type { ConfigView } from '../../src/config/schema';
 
 const DIGEST = 'a'.repeat(64);
 
@@ -77,11 +78,12 @@ describe('parseConfigText / validateConfig', () => {
     expect(problems[0]).toMatch(/^upstreams\.vllm\.headers\.authorization: .*VLLM_KEY/);
   });
 
-  it('lets PORT override server.port, and rejects a PORT that is not a port', () => {
+  it('lets PORT override server.port, and blames a PORT that is not a port on PORT, not on the file', () => {
     expect(parseConfigText(VALID, '(inline)', { VLLM_KEY: 'k', PORT: '9090' }).server.port).toBe(9090);
     expect(parseConfigText('{}', '(inline)', { PORT: '0' }).server.port).toBe(0);
-    expect(problemsOf(() => parseConfigText(VALID, '(inline)', { VLLM_KEY: 'k', PORT: 'http' }))[0]).toMatch(/^server\.port: /);
-    expect(problemsOf(() => parseConfigText(VALID, '(inline)', { VLLM_KEY: 'k', PORT: '70000' }))[0]).toMatch(/^server\.port: /);
+    expect(parseConfigText('server: { port: 1234 }', '(inline)', { PORT: '' }).server.port).toBe(1234);
+    expect(problemsOf(() => parseConfigText(VALID, '(inline)', { VLLM_KEY: 'k', PORT: 'http' }))).toEqual(['PORT (environment): must be a port number from 0 to 65535 (got "http")']);
+    expect(problemsOf(() => parseConfigText(VALID, '(inline)', { VLLM_KEY: 'k', PORT: '70000' }))).toEqual([expect.stringMatching(/^PORT \(environment\): /)]);
   });
 
   it('allows the openai dialect only on routes to openai-format upstreams', () => {
@@ -137,6 +139,35 @@ describe('parseConfigText / validateConfig', () => {
     expect(problems).toHaveLength(5);
   });
 
+  it('reports cross-references and the extra checks too when the schema already failed, one problem per path', () => {
+    const extra = jest.fn((view: ConfigView) => (view.plugins ?? []).flatMap((p, i) => (p?.name === 'bogus' ? [`plugins[${i}].name: unknown plugin "bogus"`] : [])));
+    const problems = problemsOf(() => validateConfig({
+      server: { port: 'eighty' },
+      keys: [{ id: 'k', sha256: 'nothex', org: 'nobody' }],
+      upstreams: { vllm: { url: 'ftp://h/v1' }, bare: { format: 'native', timeoutMs: -1 } },
+      routes: [{ model: 'a', upstream: 'vlm', endpoints: ['audio'] }, { upstream: 'vllm' }],
+      plugins: [{ name: 'bogus' }],
+    }, '(inline)', {}, extra));
+    expect(problems).toEqual([
+      expect.stringMatching(/^server\.port: /),
+      expect.stringMatching(/^keys\[0\]\.sha256: /),
+      expect.stringMatching(/^upstreams\.vllm\.url: /), // the schema's word, not also "required"
+      expect.stringMatching(/^upstreams\.bare\.timeoutMs: /),
+      expect.stringMatching(/^routes\[0\]\.endpoints\[0\]: /),
+      expect.stringMatching(/^routes\[1\]\.model: /),
+      'keys[0].org: unknown org "nobody"',
+      'upstreams.bare.url: required for format native',
+      'routes[0].upstream: unknown upstream "vlm"',
+      'plugins[0].name: unknown plugin "bogus"',
+    ]);
+    expect(extra).toHaveBeenCalledTimes(1);
+  });
+
+  it('does not cross-check into a section that is not even a map', () => {
+    const problems = problemsOf(() => validateConfig({ orgs: ['acme'], keys: [{ id: 'k', sha256: DIGEST, org: 'acme' }] }, '(inline)', {}));
+    expect(problems).toEqual([expect.stringMatching(/^orgs: /)]);
+  });
+
   it('accepts a demo upstream without url, and an org written as an empty entry', () => {
     const config = parseConfigText('orgs: { acme: }\nupstreams: { d: { format: demo } }\nroutes: [{ model: demo-chat, upstream: d }]', '(inline)', {});
     expect(config.orgs.acme).toEqual({});
@@ -174,7 +205,9 @@ describe('loadConfigFile', () => {
   });
 
   it('reports a missing file as a config problem', () => {
-    expect(problemsOf(() => loadConfigFile(join(dir, 'absent.yaml'), {}))[0]).toMatch(/cannot read/);
+    expect(problemsOf(() => loadConfigFile(join(dir, 'absent.yaml'), {}))[0]).toBe('cannot read the file: it does not exist');
+    const named = join(dir, 'named.yaml');
+    expect(() => loadConfigFile(named, { GATEWAY_CONFIG: named })).toThrow(`cannot read the config file ${named}: it does not exist (GATEWAY_CONFIG=${named})`);
   });
 
   it('takes the path from GATEWAY_CONFIG, else config/gateway.yaml', () => {

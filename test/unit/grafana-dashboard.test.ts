@@ -1,13 +1,18 @@
 // config/grafana-dashboard.json, checked statically: valid JSON with a
 // Prometheus data-source variable, every query valid PromQL (promtool) over
-// metrics the gateway really exposes, and the panels operators asked for.
+// metrics the gateway really exposes, and the panels operators asked for;
+// then evaluated (promtool test rules) over what a healthy gateway exposes.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import pino from 'pino';
 import { registerMetrics } from '../../plugins/metrics/metrics';
+import { plugin as metricsPlugin } from '../../plugins/metrics';
+import { recorderFor } from '../../plugins/metrics/recorder';
+import { validateConfig } from '../../src/config/load';
 import { createMetricsRegistry } from '../../src/metrics/registry';
-import { promtool } from '../support/metrics';
+import { parseExposition, promtool } from '../support/metrics';
 
 const dashboard = JSON.parse(readFileSync(join(__dirname, '..', '..', 'config', 'grafana-dashboard.json'), 'utf8'));
 const panels: any[] = dashboard.panels.filter((p: any) => p.type !== 'row');
@@ -79,6 +84,56 @@ describe('grafana dashboard', () => {
       const file = join(dir, 'rules.yml');
       writeFileSync(file, stringify({ groups: [{ name: 'dashboard', rules: exprs.map((e, i) => ({ record: `dashboard:query_${i}`, expr: concrete(e) })) }] }));
       expect(promtool(['check', 'rules', file])).toMatchObject({ status: 0 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+/** What a healthy gateway exposes: the metrics plugin as the gateway creates it, and requests that all succeeded. */
+async function healthyExposition(): Promise<string> {
+  const config = validateConfig({ upstreams: { b: { url: 'http://127.0.0.1:1/v1' } }, routes: [{ model: 'demo-chat', upstream: 'b' }] }, '(inline)', {});
+  const registry = createMetricsRegistry();
+  await metricsPlugin.create({}, { config, logger: pino({ level: 'silent' }), services: { metrics: registry } });
+  recorderFor(registry).request('chat', 'v1', 'demo-chat', 200, '');
+  return registry.metrics();
+}
+
+const panelExpr = (title: string): string => concrete(panels.find((p) => p.title === title)!.targets[0].expr);
+
+describe('grafana dashboard on a healthy gateway', () => {
+  it('shows 0, never "No data", on the error, refusal and failure panels', async () => {
+    // Ten minutes of scrapes: the success counter climbs (traffic), every other series stays where it started.
+    const series = parseExposition(await healthyExposition())
+      .filter((s) => s.name.startsWith('sluice_'))
+      .map((s) => ({
+        series: `${s.name}{${Object.entries(s.labels).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}}`,
+        values: s.name === 'sluice_requests_total' ? '0+3x20' : `${s.value}+0x20`,
+      }));
+    const zero = (labels: Record<string, string> = {}) => ({ labels: `{${Object.entries(labels).map(([k, v]) => `${k}="${v}"`).join(',')}}`, value: 0 });
+    const expected: Record<string, Array<ReturnType<typeof zero>>> = {
+      'Error ratio (5xx)': [zero()],
+      'Refusals and errors by reason': [zero({ reason: 'none' })],
+      'Rate limited by scope and budget': [['key', 'requests'], ['key', 'tokens'], ['org', 'requests'], ['org', 'tokens']].map(([scope, budget]) => zero({ budget, scope })),
+      'Content filter blocks': [zero({ endpoint: 'chat' }), zero({ endpoint: 'images' })],
+      'Backend errors by upstream and kind': ['connect', 'status', 'stream', 'timeout'].map((kind) => zero({ kind, upstream: 'b' })),
+      'Estimated share of tokens': [zero()],
+      'Limiter fallback decisions': [zero()],
+    };
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-dashboard-'));
+    try {
+      const file = join(dir, 'healthy.test.yml');
+      writeFileSync(file, stringify({
+        rule_files: [],
+        tests: [{
+          interval: '30s',
+          input_series: series,
+          promql_expr_test: Object.entries(expected).map(([title, exp_samples]) => ({ expr: panelExpr(title), eval_time: '10m', exp_samples })),
+        }],
+      }));
+      const run = promtool(['test', 'rules', file]);
+      expect(run.output).toContain('SUCCESS');
+      expect(run.status).toBe(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -60,4 +60,10 @@ describe('parseImageRequest', () => {
     expect(paramOf({ ...valid, negative_prompt: 'x' })).toBe('negative_prompt');
     expect(paramOf({ ...valid, messages: [] })).toBe('messages');
   });
+
+  it('refuses a number too large for a double in model_params, naming it', () => {
+    const huge = JSON.parse('1e400') as number;
+    expect(rejection(parseImageRequest, { model: 'm', prompt: 'p', model_params: { seed: huge } })).toMatchObject({ param: 'model_params.seed', message: expect.stringContaining('too large to represent') });
+    expect(rejection(parseImageRequest, { model: 'm', prompt: 'p', n: huge }).param).toBe('n');
+  });
 });

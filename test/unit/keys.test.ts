@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { authenticate, authorizeModel, buildKeyIndex, hashKey } from '../../src/auth/keys';
+import { authenticate, authorizationOf, authorizeModel, buildKeyIndex, hashKey } from '../../src/auth/keys';
 import { rejection } from '../support/rejection';
 
 const KEY = 'sk-test-0123456789';
@@ -30,6 +30,28 @@ describe('authenticate', () => {
   it('refuses an unknown key, and never echoes the key', () => {
     const err = rejection((h: string) => authenticate(index, h), 'Bearer sk-wrong-key', 'unauthorized');
     expect(err.message).not.toContain('sk-wrong-key');
+  });
+});
+
+describe('authorizationOf', () => {
+  const request = (...raw: string[]) => {
+    const headers: Record<string, string> = {};
+    for (let i = 0; i < raw.length; i += 2) headers[raw[i].toLowerCase()] ??= raw[i + 1]; // as Node does: the first one wins
+    return { headers, rawHeaders: raw };
+  };
+
+  it('gives the one Authorization header, or none', () => {
+    expect(authorizationOf(request('Host', 'x', 'Authorization', `Bearer ${KEY}`))).toBe(`Bearer ${KEY}`);
+    expect(authorizationOf(request('host', 'x', 'content-type', 'application/json'))).toBeUndefined();
+  });
+
+  it('refuses two or more, in any case, with 401 saying to send one', () => {
+    for (const second of ['authorization', 'AUTHORIZATION', 'Authorization']) {
+      const err = rejection(authorizationOf, request('Authorization', `Bearer ${KEY}`, 'X-Other', 'y', second, 'Bearer sk-other'), 'unauthorized');
+      expect(err.message).toMatch(/Send exactly one/);
+      expect(err.status).toBe(401);
+    }
+    expect(rejection(authorizationOf, request('authorization', '', 'authorization', `Bearer ${KEY}`), 'unauthorized').message).toMatch(/More than one/);
   });
 });
 

@@ -1,0 +1,185 @@
+// One attempt at a backend, as an undici dispatch handler: it sees the head
+// and each chunk as they arrive. An error status is read (bounded) into the
+// catalogue's error; a JSON answer is collected (bounded) and reshaped by the
+// format; an event stream is relayed chunk by chunk. The head timer covers the
+// whole wait for the head, a wait for a free connection included.
+import type { Dispatcher } from 'undici';
+import type { IncomingHttpHeaders } from 'undici/types/header';
+import type { Context } from '../pipeline/context';
+import type { Pipeline } from '../pipeline/registry';
+import type { Format } from './formats/format';
+import type { Reply } from './reply';
+import { StreamRelay } from './stream-relay';
+import { badAnswer, fromSocketError, fromUpstreamStatus, upstreamTimeout, type Phase } from './status';
+
+const MAX_ERROR_BYTES = 64 * 1024;
+/** How long a backend may keep a stream open after its [DONE] before its connection is dropped. */
+const AFTER_DONE_MS = 250;
+/** How an event stream opens: a field (data, event, id, retry) or a comment. */
+const SSE_START = /^(data|event|id|retry)?:/;
+// Errors only a connection attempt raises: name resolution, refusal, routing, TLS, connect timeout.
+const CONNECT_ERRORS = /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNABORTED|UND_ERR_CONNECT_TIMEOUT|ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_)/;
+const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+// A connection that dies before any answer: the backend closed it while it sat idle in the pool.
+const DROPPED = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
+export interface CallSettings {
+  upstream: string;
+  format: Format;
+  timeoutMs: number;
+  maxAnswerBytes: number;
+  maxEventBytes: number;
+}
+
+type Mode = 'error' | 'json' | 'sniff' | 'stream';
+
+/** Why the gateway itself abandoned the call: the client left, the head timer, [DONE], a bad answer. */
+class Abandoned extends Error {}
+
+export class UpstreamCall implements Dispatcher.DispatchHandler {
+  private controller?: Dispatcher.DispatchController;
+  private mode?: Mode;
+  private status = 0;
+  private headers: IncomingHttpHeaders = {};
+  private chunks: Buffer[] = [];
+  private size = 0;
+  private relay?: StreamRelay;
+  /** Bounds the wait for the head (a wait for a free connection included), then each silence between chunks. */
+  private timer?: NodeJS.Timeout;
+  private timedOut = false;
+  private finished = false;
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly settings: CallSettings,
+    private readonly pipeline: Pipeline,
+    private readonly reply: Reply,
+    /** Called instead of failing when the attempt may be tried again on a fresh connection. */
+    private readonly retry?: () => void,
+  ) {
+    this.timer = setTimeout(() => {
+      this.timedOut = true;
+      this.fail(upstreamTimeout(settings.upstream, this.phase(undefined)));
+    }, settings.timeoutMs);
+  }
+
+  /** Gives up on the backend (the client left, or the answer is decided). */
+  abandon(): void {
+    this.finished = true;
+    clearTimeout(this.timer);
+    if (this.controller && !this.controller.aborted) this.controller.abort(new Abandoned('abandoned'));
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.finished) controller.abort(new Abandoned('abandoned'));
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders): void {
+    this.timer?.refresh();
+    const { ctx, settings } = this;
+    ctx.timings.upstreamFirstByte = ctx.elapsed();
+    this.status = status;
+    this.headers = headers;
+    if (status < 200 || status >= 300) return void (this.mode = 'error');
+    const declaredStream = String(headers['content-type'] ?? '').startsWith('text/event-stream');
+    if (declaredStream && !ctx.stream) return this.fail(badAnswer(settings.upstream, 'an event stream to a request without stream'));
+    // Liberal in what backends send: a streamed request's answer is a stream when it carries events.
+    this.mode = declaredStream ? 'stream' : ctx.stream ? 'sniff' : 'json';
+    if (this.mode === 'stream') this.startRelay();
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.finished) return;
+    this.timer?.refresh();
+    if (this.mode === 'sniff') {
+      if (!SSE_START.test(chunk.toString('latin1', 0, Math.min(chunk.length, 64)).trimStart())) {
+        return this.fail(badAnswer(this.settings.upstream, 'an answer that is not an event stream to a streamed request'));
+      }
+      this.mode = 'stream';
+      this.startRelay();
+    }
+    if (this.mode === 'stream') {
+      if (this.relay!.push(chunk)) this.afterDone();
+      return;
+    }
+    const limit = this.mode === 'error' ? MAX_ERROR_BYTES : this.settings.maxAnswerBytes;
+    this.size += chunk.length;
+    if (this.size > limit) {
+      if (this.mode === 'error') return; // the start of an error body says enough
+      return this.fail(badAnswer(this.settings.upstream, `the body is larger than ${limit} bytes`));
+    }
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.finished) return;
+    this.finished = true;
+    clearTimeout(this.timer);
+    const { ctx, settings } = this;
+    if (this.mode === 'stream') {
+      if (!this.relay!.done) return this.fail(badAnswer(settings.upstream, 'the stream ended without [DONE]', true), true);
+      if (!ctx.settled) { ctx.settled = true; ctx.res.end(); }
+      return;
+    }
+    if (this.mode === 'sniff') return this.fail(badAnswer(settings.upstream, 'the answer was empty'), true);
+    const text = this.chunks.length === 1 ? this.chunks[0].toString('utf8') : Buffer.concat(this.chunks).toString('utf8');
+    this.chunks = [];
+    if (this.mode === 'error') return this.fail(fromUpstreamStatus(this.status, text, settings.upstream, this.headers['retry-after']), true);
+    let body: string;
+    try {
+      body = settings.format.respondJson(ctx, text, settings.upstream);
+    } catch (err) {
+      return this.fail(err, true);
+    }
+    this.reply.json(ctx, body);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    if (error instanceof Abandoned || this.finished) return;
+    const err = error as NodeJS.ErrnoException;
+    const code = typeof err.code === 'string' ? err.code : undefined;
+    // A connection the backend closed while idle fails before any answer: try once more on a fresh one.
+    if (this.retry && this.mode === undefined && code !== undefined && DROPPED.has(code) && !this.timedOut) {
+      this.finished = true;
+      clearTimeout(this.timer);
+      return this.retry();
+    }
+    const timedOut = this.timedOut || (code !== undefined && TIMEOUTS.has(code));
+    this.fail(fromSocketError(err, timedOut, this.settings.upstream, this.phase(code)));
+  }
+
+  private phase(code: string | undefined): Phase {
+    if (this.ctx.streaming) return 'stream';
+    if (this.mode !== undefined) return 'body';
+    if (code !== undefined && CONNECT_ERRORS.test(code)) return 'connect';
+    return this.controller === undefined ? 'queue' : 'head';
+  }
+
+  private startRelay(): void {
+    const { ctx, settings } = this;
+    this.reply.startStream(ctx);
+    this.relay = new StreamRelay(ctx, this.pipeline, settings.format.streamTransformer(ctx, settings.upstream), {
+      pause: () => this.controller?.pause(),
+      resume: () => this.controller?.resume(),
+      fail: (err) => this.fail(err),
+    }, settings.upstream, settings.maxEventBytes);
+  }
+
+  /**
+   * After [DONE] the backend has nothing more to say: a connection it keeps
+   * open (with pings) would hold a pool connection for good, so it is dropped
+   * unless the answer ends on its own right away.
+   */
+  private afterDone(): void {
+    setTimeout(() => { if (!this.finished) this.abandon(); }, AFTER_DONE_MS).unref();
+  }
+
+  /** Ends the call with an error; `ended` when the backend's answer is already complete. */
+  private fail(err: unknown, ended = false): void {
+    if (!ended) this.abandon();
+    this.finished = true;
+    clearTimeout(this.timer);
+    this.reply.fail(this.ctx, err);
+  }
+}

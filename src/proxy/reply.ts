@@ -1,0 +1,60 @@
+// The one writer of a forwarded request's response. Whatever the backend
+// does, exactly one of these happens, once: a JSON answer, a stream's head
+// (its events follow from the relay), or a failure: an error response before
+// the head, one error event mid-stream, a dropped connection otherwise.
+import type { Logger } from 'pino';
+import { errorBody, GatewayError, isGatewayError } from '../errors';
+import type { Context } from '../pipeline/context';
+import type { Pipeline } from '../pipeline/registry';
+import { runHeadHooks } from '../pipeline/runner';
+import { sendJson } from '../api/json';
+
+const STREAM_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache, no-transform',
+  'x-accel-buffering': 'no',
+  connection: 'keep-alive',
+};
+
+export interface Reply {
+  /** A 200 JSON answer. */
+  json(ctx: Context, body: string): void;
+  /** The head of a 200 event stream; the relay writes the events. */
+  startStream(ctx: Context): void;
+  /** Ends the request with an error, however far it got. */
+  fail(ctx: Context, err: unknown): void;
+}
+
+export function createReply(pipeline: Pipeline, logger: Logger): Reply {
+  return {
+    json(ctx, body) {
+      if (ctx.settled) return;
+      ctx.settled = true;
+      runHeadHooks(pipeline, ctx, { status: 200, stream: false }, logger);
+      sendJson(ctx.res, 200, body);
+    },
+    startStream(ctx) {
+      runHeadHooks(pipeline, ctx, { status: 200, stream: true }, logger);
+      ctx.res.writeHead(200, STREAM_HEADERS);
+      ctx.res.flushHeaders();
+      ctx.streaming = true;
+    },
+    fail(ctx, err) {
+      if (ctx.settled) return;
+      ctx.settled = true;
+      const d = isGatewayError(err) ? err.details : undefined;
+      if (d?.upstream !== undefined && logger.isLevelEnabled('debug')) {
+        logger.debug({ requestId: ctx.id, upstream: d.upstream, kind: d.kind, phase: d.phase, code: d.code, elapsedMs: Math.round(ctx.elapsed()) }, 'upstream attempt failed');
+      }
+      ctx.abortUpstream?.();
+      const res = ctx.res;
+      if (!res.headersSent) return ctx.fail(err);
+      const error = isGatewayError(err) ? err : new GatewayError('internal_error', 'The gateway failed while sending the response.');
+      ctx.error = error;
+      if (!ctx.streaming) return void res.destroy();
+      // A truncated stream ends with one error event and no [DONE].
+      if (!res.destroyed) res.end(`data: ${errorBody(error)}\n\n`);
+      if (error.reason === 'internal_error') logger.error({ requestId: ctx.id, err: (err as Error)?.message }, 'stream failed');
+    },
+  };
+}

@@ -1,0 +1,75 @@
+// Relays a backend's event stream to the client one chunk at a time: every
+// complete event goes out in the same tick it arrived, through the format's
+// transformer and the plugins' onEvent hooks, with the client's backpressure
+// pausing the backend. Events that share a chunk with a failure still go out
+// before the error event.
+import { StringDecoder } from 'node:string_decoder';
+import type { Context } from '../pipeline/context';
+import type { Pipeline } from '../pipeline/registry';
+import { runEventHooks } from '../pipeline/runner';
+import type { StreamTransformer } from './formats/format';
+import { SseParser } from './sse';
+import { badAnswer } from './status';
+
+/** What the relay needs from the backend call: pause, resume, and a way to fail. */
+export interface RelaySource {
+  pause(): void;
+  resume(): void;
+  fail(err: unknown): void;
+}
+
+export class StreamRelay {
+  private readonly decoder = new StringDecoder('utf8');
+  private readonly parser: SseParser;
+  private batch = '';
+
+  constructor(
+    private readonly ctx: Context,
+    private readonly pipeline: Pipeline,
+    private readonly transformer: StreamTransformer,
+    private readonly source: RelaySource,
+    upstream: string,
+    maxEventBytes: number,
+  ) {
+    const emit = (payload: string): void => {
+      const data = pipeline.onEvent.length === 0 ? payload : runEventHooks(pipeline, ctx, payload);
+      if (data !== null) this.batch += `data: ${data}\n\n`;
+    };
+    this.parser = new SseParser((data) => transformer.push(data, emit), maxEventBytes,
+      () => badAnswer(upstream, `an event is larger than ${maxEventBytes} bytes`, true));
+  }
+
+  get done(): boolean {
+    return this.transformer.done;
+  }
+
+  /** One chunk from the backend. Returns true once [DONE] has ended the client's stream. */
+  push(chunk: Buffer): boolean {
+    const { ctx } = this;
+    if (ctx.settled) return false;
+    let failure: unknown;
+    try {
+      this.parser.push(this.decoder.write(chunk));
+    } catch (err) {
+      failure = err ?? new Error('stream failed');
+    }
+    const res = ctx.res;
+    if (this.batch !== '') {
+      ctx.timings.firstEvent ??= ctx.elapsed();
+      const batch = this.batch;
+      this.batch = '';
+      if (this.transformer.done && failure === undefined) {
+        // [DONE] ends the client's stream now, whether or not the backend closes its side.
+        ctx.settled = true;
+        res.end(batch);
+        return true;
+      }
+      if (!res.write(batch) && failure === undefined) {
+        this.source.pause();
+        res.once('drain', () => this.source.resume());
+      }
+    }
+    if (failure !== undefined) this.source.fail(failure);
+    return false;
+  }
+}
