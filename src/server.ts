@@ -2,7 +2,8 @@
 // on SIGHUP; drain and exit 0 on SIGTERM/SIGINT. Every listener is bound
 // before anything says "listening": a start that fails says why in one line
 // on stderr, closes what it opened and exits 1.
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
+import { createPublicServer } from './http-server';
 import { ConfigError, defaultConfigPath, loadConfigFile } from './config/load';
 import { createLogger, type Logger } from './log';
 import { createGateway, gatewayConfigCheck, warnIfMetricsUncounted, type Gateway } from './gateway';
@@ -36,7 +37,7 @@ export async function startGateway(file = defaultConfigPath(), logger: Logger = 
     await closeDemoBackends(); // the demo backends it bound before failing
     throw err;
   });
-  const server = createServer({ keepAliveTimeout: 65_000, headersTimeout: 60_000 }, gateway.app);
+  const server = createPublicServer(gateway.app, loaded.config.server);
   let metrics: MetricsServer | undefined;
   try {
     const { host, port } = loaded.config.server;

@@ -30,6 +30,9 @@ const serverSchema = z.strictObject({
   port: intLike(0, 65535).default(8080),
   bodyLimit: sizeLike.default(1024 * 1024),
   drainSeconds: intLike(0, 3600).default(30),
+  /** A client must send its headers within this, and its whole request (body included) within requestTimeoutMs. */
+  headersTimeoutMs: intLike(1_000, 600_000).default(10_000),
+  requestTimeoutMs: intLike(1_000, 3_600_000).default(30_000),
   metrics: z.strictObject({
     host: z.string().min(1).default('127.0.0.1'),
     port: intLike(0, 65535).default(9464),

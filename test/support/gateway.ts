@@ -1,5 +1,6 @@
 // Starts the real gateway app on a real socket (port 0) from an inline config.
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
+import { createPublicServer } from '../../src/http-server';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
@@ -31,7 +32,7 @@ export async function startGateway(config: Record<string, unknown>, opts: { file
   const validated = validateConfig({ server: { port: 0 }, ...config }, file, { ...process.env, PORT: '' });
   const gateway = await createGateway({ config: validated, file }, opts.logger ?? silentLogger(), opts.plugins ?? []);
   const metrics = opts.metrics && await startMetricsServer(gateway.services.metrics!, { host: '127.0.0.1', port: 0, token: opts.metrics.token });
-  const server = createServer(gateway.app);
+  const server = createPublicServer(gateway.app, validated.server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
