@@ -23,9 +23,6 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** Plugins that hold the interface's limits even when the config leaves them out. */
-export const ALWAYS_ON = ['limits'];
-
 /**
  * A metrics listener with nothing to count is a dashboard of "No data": warned
  * at start and on every reload while the listener is on and the metrics plugin is not in the chain.
@@ -37,13 +34,13 @@ export function warnIfMetricsUncounted(listenerOn: boolean, config: Pick<Gateway
 
 /** The checks every config gets, with the built-in plugins (and any extra ones): a start, a reload, `sluice config check`. */
 export const gatewayConfigCheck = (extraPlugins: PluginDefinition[] = []): ExtraCheck =>
-  runtimeConfigCheck({ registry: new PluginRegistry([...builtinPlugins, ...extraPlugins]), alwaysOn: ALWAYS_ON });
+  runtimeConfigCheck({ registry: new PluginRegistry([...builtinPlugins, ...extraPlugins]) });
 
 export async function createGateway(loaded: LoadedConfig, logger: Logger, extraPlugins: PluginDefinition[] = []): Promise<Gateway> {
   const registry = new PluginRegistry([...builtinPlugins, ...extraPlugins]);
   const services: Services = { metrics: createMetricsRegistry() };
   await attachRedis(services, loaded.config, logger);
-  const deps = { registry, logger, services, alwaysOn: ALWAYS_ON };
+  const deps = { registry, logger, services };
   let runtime: Runtime;
   try {
     runtime = await buildRuntime(loaded, deps);

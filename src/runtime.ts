@@ -10,7 +10,8 @@ import type { GatewayConfig, PluginEntry } from './config/schema';
 import { ConfigError, type ExtraCheck, type LoadedConfig } from './config/load';
 import { buildKeyIndex, type KeyIndex } from './auth/keys';
 import { advertiseProblems, compileRoutes, type RouteTable } from './routing/routes';
-import { closePipeline, createPipeline, type Pipeline, type PluginRegistry } from './pipeline/registry';
+import { closePipeline, createPipeline, type Pipeline } from './pipeline/pipeline';
+import type { PluginRegistry } from './pipeline/registry';
 import type { Services } from './pipeline/contract';
 import { createUpstream, type Upstream } from './proxy/upstream';
 import { createReply } from './proxy/reply';
@@ -38,8 +39,6 @@ export interface RuntimeDeps {
   registry: PluginRegistry;
   logger: Logger;
   services: Services;
-  /** Plugins that run even when the config does not list them (added with defaults). */
-  alwaysOn?: readonly string[];
 }
 
 // Demo backends live as long as the process: image URLs they handed out stay valid across reloads.
@@ -64,19 +63,7 @@ export async function closeDemoBackends(): Promise<void> {
   await Promise.allSettled(all.map(async (d) => (await d).close()));
 }
 
-type Deps = Pick<RuntimeDeps, 'registry' | 'alwaysOn'>;
-
-/** The plugin chain: always-on plugins the config leaves out, then the config's entries. */
-function resolvePlugins(entries: ReadonlyArray<PluginEntry | undefined>, file: string, deps: Deps, problems: string[]) {
-  // Always-on plugins the config leaves out run first, with their defaults: they hold the
-  // interface's own limits, so nothing later (a rate limit, a metric) counts a request they refuse.
-  const missing = (deps.alwaysOn ?? []).filter((name) => !entries.some((e) => e?.name === name));
-  const configDir = dirname(file);
-  return [
-    ...deps.registry.resolveEntries(missing.map((name): PluginEntry => ({ name })), configDir, problems),
-    ...deps.registry.resolveEntries(entries, configDir, problems),
-  ];
-}
+type Deps = Pick<RuntimeDeps, 'registry'>;
 
 /**
  * The checks that need more than the schema: route advertise lists and each
@@ -86,8 +73,8 @@ function resolvePlugins(entries: ReadonlyArray<PluginEntry | undefined>, file: s
  */
 export function runtimeConfigCheck(deps: Deps): ExtraCheck {
   return (config, file) => {
-    const problems = advertiseProblems(config.routes ?? []);
-    resolvePlugins(config.plugins ?? [], file, deps, problems);
+    const problems = [...advertiseProblems(config.routes ?? []), ...deps.registry.check(config)];
+    deps.registry.resolveChain(config.plugins ?? [], dirname(file), problems);
     return problems;
   };
 }
@@ -96,7 +83,8 @@ export function runtimeConfigCheck(deps: Deps): ExtraCheck {
 export function checkRuntimeConfig(loaded: LoadedConfig, deps: Deps) {
   const problems: string[] = [];
   const routes = compileRoutes(loaded.config.routes, problems, loaded.config.upstreams);
-  const resolved = resolvePlugins(loaded.config.plugins, loaded.file, deps, problems);
+  problems.push(...deps.registry.check(loaded.config));
+  const resolved = deps.registry.resolveChain(loaded.config.plugins, dirname(loaded.file), problems);
   if (problems.length > 0) throw new ConfigError(loaded.file, problems);
   return { routes, resolved };
 }

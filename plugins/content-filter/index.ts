@@ -36,6 +36,7 @@ export function refusalMessage(s: Pick<ContentFilterSettings, 'contact' | 'polic
 
 export const plugin: PluginDefinition<ContentFilterSettings> = {
   name: 'content-filter',
+  stage: 'validate',
   schema: settingsSchema,
   create(settings) {
     const matches = compileMatcher(settings.terms, settings.patterns);
@@ -43,8 +44,7 @@ export const plugin: PluginDefinition<ContentFilterSettings> = {
     const refuse = () => new GatewayError('content_filter', message, { param: 'prompt' });
     return {
       onRequest(ctx) {
-        const texts = (ctx.chat ?? ctx.image)?.texts;
-        if (texts) for (const text of texts) if (matches(text)) throw refuse();
+        for (const text of ctx.texts) if (matches(text)) throw refuse();
       },
     };
   },

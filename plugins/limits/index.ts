@@ -41,6 +41,9 @@ export function countChars(text: string, max: number): number {
 
 export const plugin: PluginDefinition<LimitsSettings> = {
   name: 'limits',
+  // The interface's own limits: checked before any budget is spent, and on even when the config leaves it out.
+  stage: 'validate',
+  required: true,
   schema: settingsSchema,
   create(s) {
     return {

@@ -1,26 +1,26 @@
 // metrics: counts every API request, its latency, tokens and refusals into the
 // Prometheus registry the gateway serves on its metrics listener
-// (server.metrics). Put it last in the chain: a request it sees in onRequest
-// has passed every policy and goes to a backend (sluice_inflight_requests).
+// (server.metrics). Its stage is observe: wherever the config lists it, its
+// hooks run after every validate and admit plugin, so a request it sees in
+// onRequest has passed every policy and goes to a backend (sluice_inflight_requests).
 //
 //   - { name: metrics }
 import { z } from 'zod';
-import type { PluginDefinition, RequestContext } from '../../src';
+import type { PluginDefinition } from '../../src';
 import { budgetLabel, kindLabel, modelLabeler, scopeLabel, upstreamLabel } from './labels';
 import { recorderFor } from './recorder';
 
-const STATE = 'metrics';
-// Bits kept in ctx.state: what this request holds on the gauges, and whether
-// it has finished (a hook awaited by an earlier plugin can resume after the
-// client left and the finish hooks already ran; it must not count then).
+// Bits of the per-request state: what this request holds on the gauges, and
+// whether it has finished (nothing is counted after that).
 const INFLIGHT = 1;
 const STREAMING = 2;
 const FINISHED = 4;
 
-const flags = (ctx: RequestContext): number => (ctx.state.get(STATE) as number | undefined) ?? 0;
+interface State { flags: number }
 
-export const plugin: PluginDefinition<Record<string, never>> = {
+export const plugin: PluginDefinition<Record<string, never>, State> = {
   name: 'metrics',
+  stage: 'observe',
   schema: z.strictObject({}),
   create(_settings, { config, services }) {
     if (services.metrics === undefined) throw new Error('plugin "metrics": the gateway provides no Prometheus registry (services.metrics)');
@@ -30,24 +30,21 @@ export const plugin: PluginDefinition<Record<string, never>> = {
     const modelOf = modelLabeler(config);
 
     return {
-      onRequest(ctx) {
-        const f = flags(ctx);
-        if (f & FINISHED) return;
-        ctx.state.set(STATE, f | INFLIGHT);
+      state: () => ({ flags: 0 }),
+      onRequest(_ctx, state) {
+        if (state.flags & FINISHED) return;
+        state.flags |= INFLIGHT;
         inflight.inc();
       },
-      onResponseHead(ctx, head) {
-        if (!head.stream) return;
-        const f = flags(ctx);
-        if (f & (FINISHED | STREAMING)) return;
-        ctx.state.set(STATE, f | STREAMING);
+      onResponseHead(_ctx, head, state) {
+        if (!head.stream || state.flags & (FINISHED | STREAMING)) return;
+        state.flags |= STREAMING;
         activeStreams.inc();
       },
-      onFinish(ctx, outcome) {
-        const f = flags(ctx);
-        if (f & INFLIGHT) inflight.dec();
-        if (f & STREAMING) activeStreams.dec();
-        ctx.state.set(STATE, FINISHED);
+      onFinish(ctx, outcome, state) {
+        if (state.flags & INFLIGHT) inflight.dec();
+        if (state.flags & STREAMING) activeStreams.dec();
+        state.flags = FINISHED;
 
         const model = modelOf(ctx.model);
         const reason = outcome.reason ?? '';

@@ -10,7 +10,8 @@ import { decidedInProcess, giveBack } from './limiters';
 import type { LimiterMetrics } from './metrics';
 import { admitted, decide, type Policy } from './policy';
 
-const STATE = 'rate-limit';
+/** Per request: the policy it was admitted under (its token budgets are charged at the end). */
+export interface RateLimitState { policy?: Policy }
 
 // Resolves with the answer whether the limiter resolved or rejected (over budget, or an Error).
 const settle = (answer: unknown): unknown => answer;
@@ -24,7 +25,7 @@ export interface HookDeps {
   health?: StoreHealth;
 }
 
-export function createHooks({ policies, logger, metrics, health }: HookDeps): PluginHooks {
+export function createHooks({ policies, logger, metrics, health }: HookDeps): PluginHooks<RateLimitState> {
   const observe = (results: readonly unknown[], unavailable: boolean): void => {
     let inProcess = false;
     for (const r of results) if (decidedInProcess(r)) { inProcess = true; break; }
@@ -32,7 +33,7 @@ export function createHooks({ policies, logger, metrics, health }: HookDeps): Pl
     health!.note(unavailable ? 'unavailable' : inProcess ? 'fallback' : 'shared');
   };
 
-  async function admit(ctx: RequestContext, policy: Policy): Promise<void> {
+  async function admit(ctx: RequestContext, policy: Policy, state: RateLimitState): Promise<void> {
     const { requests, tokens } = policy;
     const pending: Array<Promise<unknown>> = [];
     for (const b of requests) pending.push(b.limiter.consume(b.key, 1).then(settle, settle));
@@ -43,7 +44,7 @@ export function createHooks({ policies, logger, metrics, health }: HookDeps): Pl
     if (decision.refused === undefined && !decision.unavailable) {
       if (decision.requests) setRateLimitHeaders(ctx, 'requests', decision.requests);
       if (decision.tokens) setRateLimitHeaders(ctx, 'tokens', decision.tokens);
-      ctx.state.set(STATE, policy);
+      state.policy = policy;
       return;
     }
     // Refused: give back the requests counted by the budgets that had room, and what a
@@ -56,13 +57,15 @@ export function createHooks({ policies, logger, metrics, health }: HookDeps): Pl
   }
 
   return {
-    onRequest(ctx) {
+    state: () => ({}),
+
+    onRequest(ctx, state) {
       const policy = ctx.principal === undefined ? undefined : policies.get(ctx.principal.id);
-      if (policy !== undefined) return admit(ctx, policy);
+      if (policy !== undefined) return admit(ctx, policy, state);
     },
 
-    onFinish(ctx) {
-      const policy = ctx.state.get(STATE) as Policy | undefined;
+    onFinish(ctx, _outcome, state) {
+      const policy = state.policy;
       if (policy === undefined || policy.tokens.length === 0) return;
       // The core fills usage from the backend, or estimates it (a backend that reports none, a stream cut short).
       if (ctx.usage === undefined || !(ctx.usage.total_tokens > 0)) return;

@@ -8,7 +8,7 @@
 //   - { name: rate-limit, defaults: { requests: 120, tokens: 200000, windowSeconds: 60 } }
 import type { PluginDefinition } from '../../src';
 import { StoreHealth } from './health';
-import { createHooks } from './hooks';
+import { createHooks, type RateLimitState } from './hooks';
 import { limiterSource } from './limiters';
 import { limiterMetrics } from './metrics';
 import { compilePolicies } from './policy';
@@ -16,9 +16,18 @@ import { settingsSchema, type RateLimitSettings } from './settings';
 
 export const DEFAULT_PREFIX = 'sluice:';
 
-export const plugin: PluginDefinition<RateLimitSettings> = {
+export const plugin: PluginDefinition<RateLimitSettings, RateLimitState> = {
   name: 'rate-limit',
+  stage: 'admit',
   schema: settingsSchema,
+  // Limits without the plugin that enforces them would silently be off.
+  check(config, active) {
+    if (active) return [];
+    const keyAt = config.keys?.findIndex((k) => k?.limits !== undefined) ?? -1;
+    const org = Object.entries(config.orgs ?? {}).find(([, o]) => o?.limits !== undefined)?.[0];
+    const where = keyAt !== -1 ? `keys[${keyAt}].limits` : org !== undefined ? `orgs.${org}.limits` : undefined;
+    return where === undefined ? [] : [`${where}: limits need the rate-limit plugin; add "- { name: rate-limit }" to plugins`];
+  },
   create({ defaults }, { config, logger, services }) {
     const redis = config.redis;
     const client = redis === undefined ? undefined : services.redis;

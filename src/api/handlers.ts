@@ -55,6 +55,7 @@ export async function chatCompletions(req: Request, res: Response, next: NextFun
   const route = routeOf(r, 'chat');
   const chat = parseChatRequest(req.body, route?.dialect);
   r.sluice.chat = chat;
+  r.sluice.texts = chat.texts;
   r.sluice.model = chat.model;
   r.sluice.stream = chat.stream;
   await routeAndForward(r, res, next, 'chat', route);
@@ -64,6 +65,7 @@ export async function imageGenerations(req: Request, res: Response, next: NextFu
   const r = req as ApiRequest;
   const image = parseImageRequest(req.body);
   r.sluice.image = image;
+  r.sluice.texts = image.texts;
   r.sluice.model = image.model;
   await routeAndForward(r, res, next, 'images', routeOf(r, 'images'));
 }

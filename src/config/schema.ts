@@ -200,12 +200,5 @@ export function crossCheck(config: ConfigView): string[] {
   if (config.redis?.url !== undefined && config.redis.nodes !== undefined) {
     problems.push('redis: give url or nodes, not both');
   }
-  // Limits without the plugin that enforces them would silently be off.
-  if (config.plugins !== undefined && !config.plugins.some((p) => p?.name === 'rate-limit')) {
-    const keyAt = config.keys?.findIndex((k) => k?.limits !== undefined) ?? -1;
-    const org = Object.entries(orgs ?? {}).find(([, o]) => o?.limits !== undefined)?.[0];
-    const where = keyAt !== -1 ? `keys[${keyAt}].limits` : org !== undefined ? `orgs.${org}.limits` : undefined;
-    if (where !== undefined) problems.push(`${where}: limits need the rate-limit plugin; add "- { name: rate-limit }" to plugins`);
-  }
   return problems;
 }

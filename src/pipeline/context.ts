@@ -31,13 +31,15 @@ export class Context implements RequestContext {
   readonly id: string;
   readonly startedAt = performance.now();
   readonly timings: Timings = {};
-  readonly state = new Map<string, unknown>();
+  /** Each plugin's per-request state, by its slot in the pipeline (made on first use). */
+  pluginState?: unknown[];
   principal?: Principal;
   model?: string;
   route?: Route;
   chat?: ChatRequest;
   image?: ImageRequest;
   stream = false;
+  texts: readonly string[] = [];
   usage?: Usage;
   error?: GatewayError;
   /** Set by the proxy: gives up on the backend request (the client left, or the answer is decided). */

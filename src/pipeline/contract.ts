@@ -1,15 +1,17 @@
-// The plugin contract. A plugin declares a name, a schema for its settings and
-// a `create` that returns hooks from a closed list of phases:
+// The plugin contract. A plugin declares a name, its stage, a schema for its
+// settings and a `create` that returns hooks from a closed list of phases:
 //
 //   onRequest       before anything reaches a backend; throw a GatewayError to refuse
 //   onResponseHead  once, before the response head is written (success or error)
 //   onEvent         each streamed event, synchronously: observe, rewrite or drop it
+//   onStreamEnd     once at the end of a stream, before [DONE]: may add a last event
+//   onResponseBody  a JSON answer, synchronously: observe or replace it
 //   onFinish        always, once: success, error or client abort; sees usage and outcome
 //   close           when the config that created the plugin is retired
 //
-// Example (plugins/limits is a complete one):
+// Example (plugins/limits is a complete one; the README shows one with state):
 //   export const plugin: PluginDefinition<{ max: number }> = {
-//     name: 'max-messages', schema: z.strictObject({ max: z.number() }),
+//     name: 'max-messages', stage: 'validate', schema: z.strictObject({ max: z.number() }),
 //     create: ({ max }) => ({ onRequest(ctx) { if ((ctx.chat?.messages.length ?? 0) > max) throw new GatewayError(...) } }),
 //   };
 import type { z } from 'zod';
@@ -17,13 +19,13 @@ import type { Registry } from 'prom-client';
 import type { RedisClient } from '../redis/client';
 import type { Logger } from 'pino';
 import type { Principal } from '../auth/keys';
-import type { Endpoint, GatewayConfig, Version } from '../config/schema';
+import type { ConfigView, Endpoint, GatewayConfig, Version } from '../config/schema';
 import type { Route } from '../routing/routes';
 import type { ChatRequest } from '../api/chat-request';
 import type { ImageRequest } from '../api/image-request';
 import type { GatewayError, Reason } from '../errors';
 
-export const PHASES = ['onRequest', 'onResponseHead', 'onEvent', 'onFinish', 'close'] as const;
+export const PHASES = ['onRequest', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish', 'close'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface Usage {
@@ -54,13 +56,13 @@ export interface RequestContext {
   chat?: ChatRequest;
   image?: ImageRequest;
   stream: boolean;
+  /** Every piece of text the request forwards to a backend (messages in every form, tools, prompts, string parameters); empty when none. */
+  texts: readonly string[];
   usage?: Usage;
   readonly timings: Timings;
   error?: GatewayError;
   /** Adds a header to the response, whether it ends in success or error. */
   setHeader(name: string, value: string): void;
-  /** Per-plugin scratch space, keyed by plugin name. */
-  readonly state: Map<string, unknown>;
 }
 
 export interface ResponseHead {
@@ -78,12 +80,40 @@ export interface Outcome {
 
 export type Awaitable<T> = T | Promise<T>;
 
-export interface PluginHooks {
-  onRequest?(ctx: RequestContext): Awaitable<void>;
-  onResponseHead?(ctx: RequestContext, head: ResponseHead): void;
-  /** Returns the event data to send instead, null to drop it, undefined to keep it. */
-  onEvent?(ctx: RequestContext, data: string): string | null | undefined;
-  onFinish?(ctx: RequestContext, outcome: Outcome): Awaitable<void>;
+/**
+ * One streamed event, shared by every plugin's onEvent: its data as it will
+ * be sent, and that data parsed as JSON once for all of them (undefined when
+ * it is not JSON). Read it inside the hook; never hold it after returning.
+ */
+export interface StreamEvent {
+  readonly data: string;
+  readonly json: unknown;
+}
+
+/** What onEvent decides: undefined keeps the event, null drops it, a string or an object replaces its data. */
+export type EventVerdict = string | object | null | undefined;
+
+/**
+ * The hooks a plugin returns, all optional. `State` is the plugin's own
+ * per-request state: `state()` makes a fresh one for each request, and every
+ * hook of that request gets the same one as its last argument.
+ *
+ * What each hook may change:
+ *   onRequest       ctx.chat / ctx.image (what it changes reaches the backend); refuse by throwing a GatewayError
+ *   onResponseHead  response headers, through ctx.setHeader
+ *   onEvent         the event: keep, drop or replace it (synchronously)
+ *   onStreamEnd     adds one last event before [DONE] (synchronously)
+ *   onResponseBody  a JSON answer: return a replacement object, or undefined to keep it (synchronously)
+ *   onFinish        nothing of the response: it has been sent; observe usage and outcome
+ */
+export interface PluginHooks<State = undefined> {
+  state?(): State;
+  onRequest?(ctx: RequestContext, state: State): Awaitable<void>;
+  onResponseHead?(ctx: RequestContext, head: ResponseHead, state: State): void;
+  onEvent?(ctx: RequestContext, event: StreamEvent, state: State): EventVerdict;
+  onStreamEnd?(ctx: RequestContext, state: State): string | object | undefined;
+  onResponseBody?(ctx: RequestContext, body: Record<string, unknown>, state: State): Record<string, unknown> | undefined;
+  onFinish?(ctx: RequestContext, outcome: Outcome, state: State): Awaitable<void>;
   close?(): Awaitable<void>;
 }
 
@@ -107,9 +137,28 @@ export interface PluginEnv {
   services: Services;
 }
 
-export interface PluginDefinition<Settings = unknown> {
+/**
+ * When a plugin's hooks run, whatever the config's order: every validate
+ * plugin (refuses bad input, spends nothing) before any admit plugin (budgets,
+ * quotas), and observe plugins (metrics, audit) last. The config's order only
+ * breaks ties within a stage.
+ */
+export const STAGES = ['validate', 'admit', 'observe'] as const;
+export type Stage = (typeof STAGES)[number];
+
+export interface PluginDefinition<Settings = unknown, State = any> {
   name: string;
+  /** Default: admit. */
+  stage?: Stage;
+  /** Runs even when the config leaves it out, with its default settings (the interface's own limits do). */
+  required?: boolean;
   /** Validates the plugin's entry in `plugins:` (without `name` and `module`). */
   schema: z.ZodType<Settings>;
-  create(settings: Settings, env: PluginEnv): Awaitable<PluginHooks>;
+  /**
+   * Problems in the whole config that concern this plugin, each with its path;
+   * called for every registered plugin, `active` telling whether the config runs it
+   * (so a plugin can say its settings elsewhere would be silently off without it).
+   */
+  check?(config: ConfigView, active: boolean): string[];
+  create(settings: Settings, env: PluginEnv): Awaitable<PluginHooks<State>>;
 }

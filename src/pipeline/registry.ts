@@ -1,24 +1,12 @@
-// Turns the `plugins:` list into a pipeline. Definitions are checked when they
-// are registered (closed list of phases), settings when the config loads, so
-// nothing about a plugin is decided while a request is in flight.
+// Knows the plugins (built in, and third-party ones named by path) and turns
+// the config's `plugins:` list into checked definitions and settings, in the
+// order they run: by stage, the config's order breaking ties within a stage,
+// with required plugins the config leaves out added (default settings).
+// Nothing about a plugin is decided while a request is in flight.
 import { isAbsolute, resolve } from 'node:path';
 import { formatPath } from '../config/issues';
-import type { PluginEntry } from '../config/schema';
-import type { Logger } from 'pino';
-import { PHASES, type PluginDefinition, type PluginEnv, type PluginHooks } from './contract';
-
-type Named<T> = { name: string; run: T };
-
-export interface Pipeline {
-  readonly names: readonly string[];
-  readonly onRequest: ReadonlyArray<Named<NonNullable<PluginHooks['onRequest']>>>;
-  readonly onResponseHead: ReadonlyArray<Named<NonNullable<PluginHooks['onResponseHead']>>>;
-  readonly onEvent: ReadonlyArray<Named<NonNullable<PluginHooks['onEvent']>>>;
-  readonly onFinish: ReadonlyArray<Named<NonNullable<PluginHooks['onFinish']>>>;
-  readonly close: ReadonlyArray<Named<NonNullable<PluginHooks['close']>>>;
-  /** Where hook failures are logged, with the plugin's name and the request id. */
-  readonly logger: Logger;
-}
+import type { ConfigView, PluginEntry } from '../config/schema';
+import { STAGES, type PluginDefinition } from './contract';
 
 export function checkDefinition(def: unknown, where: string): PluginDefinition {
   const d = def as PluginDefinition | undefined;
@@ -26,42 +14,6 @@ export function checkDefinition(def: unknown, where: string): PluginDefinition {
     throw new Error(`${where}: not a plugin definition (needs name, schema and create)`);
   }
   return d;
-}
-
-/** Hooks that run inside a write to the client: a promise there would be sent as text, or lost. */
-const SYNC_ONLY: readonly string[] = ['onEvent', 'onResponseHead'];
-const LOOKS_LIKE_A_HOOK = /^on[A-Z]/;
-
-/** Every method name an object answers to: its own keys and its class's methods (not Object's). */
-function methodNames(hooks: object): string[] {
-  const names = new Set(Object.keys(hooks));
-  for (let proto = Object.getPrototypeOf(hooks); proto !== null && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
-    for (const key of Object.getOwnPropertyNames(proto)) if (key !== 'constructor') names.add(key);
-  }
-  return [...names];
-}
-
-/**
- * Checks a plugin's hooks when it loads, as Fastify checks addHook: every own
- * key, and every class method named like a hook (onSomething), must be a known
- * phase and a function; onEvent and onResponseHead must be synchronous.
- */
-export function checkHooks(hooks: PluginHooks, name: string): PluginHooks {
-  if (hooks === null || typeof hooks !== 'object') throw new Error(`plugin "${name}": create() must return an object of hooks`);
-  const own = new Set(Object.keys(hooks));
-  for (const key of methodNames(hooks)) {
-    const known = (PHASES as readonly string[]).includes(key);
-    if (!known && (own.has(key) || LOOKS_LIKE_A_HOOK.test(key))) {
-      throw new Error(`plugin "${name}" has an unknown hook "${key}" (known: ${PHASES.join(', ')})`);
-    }
-    if (!known) continue;
-    const fn = (hooks as Record<string, unknown>)[key];
-    if (typeof fn !== 'function') throw new Error(`plugin "${name}": hook "${key}" is not a function`);
-    if (SYNC_ONLY.includes(key) && fn.constructor?.name === 'AsyncFunction') {
-      throw new Error(`plugin "${name}": hook "${key}" is async, but it must be synchronous: it runs while the response is being written, so a promise would reach the client as text. Do the async work in onRequest or onFinish.`);
-    }
-  }
-  return hooks;
 }
 
 export class PluginRegistry {
@@ -75,6 +27,26 @@ export class PluginRegistry {
     const def = checkDefinition(definition, `plugin ${String((definition as { name?: unknown })?.name)}`);
     if (this.known.has(def.name)) throw new Error(`plugin "${def.name}" is registered twice`);
     this.known.set(def.name, def);
+  }
+
+  /** Every registered plugin's own cross-checks of the config, told whether the config runs it. */
+  check(config: ConfigView): string[] {
+    if (config.plugins === undefined) return []; // the list itself is invalid: which plugins run is unknown
+    const active = new Set(config.plugins.map((p) => p?.name));
+    return [...this.known.values()].flatMap((def) => def.check?.(config, active.has(def.name) || def.required === true) ?? []);
+  }
+
+  /**
+   * The chain a config runs, in order: required plugins it leaves out (with
+   * their defaults), then its entries; sorted by stage, stable, so the
+   * config's order only breaks ties within a stage.
+   */
+  resolveChain(entries: ReadonlyArray<PluginEntry | undefined>, configDir: string, problems: string[]): Array<{ def: PluginDefinition; settings: unknown }> {
+    const listed = new Set(entries.map((e) => e?.name));
+    const missing = [...this.known.values()].filter((d) => d.required && !listed.has(d.name)).map((d): PluginEntry => ({ name: d.name }));
+    const chain = [...this.resolveEntries(missing, configDir, problems), ...this.resolveEntries(entries, configDir, problems)];
+    const rank = (def: PluginDefinition): number => STAGES.indexOf(def.stage ?? 'admit');
+    return chain.map((c, i) => ({ c, i })).sort((a, b) => rank(a.c.def) - rank(b.c.def) || a.i - b.i).map(({ c }) => c);
   }
 
   /**
@@ -123,30 +95,3 @@ function loadModule(path: string, configDir: string, where: string): PluginDefin
   return checkDefinition(mod.plugin ?? mod.default ?? mod, where);
 }
 
-export async function createPipeline(resolved: Array<{ def: PluginDefinition; settings: unknown }>, env: PluginEnv): Promise<Pipeline> {
-  const pipeline = { names: [], onRequest: [], onResponseHead: [], onEvent: [], onFinish: [], close: [], logger: env.logger } as unknown as {
-    -readonly [K in Exclude<keyof Pipeline, 'logger'>]: Pipeline[K] extends ReadonlyArray<infer T> ? T[] : never;
-  } & { logger: Logger };
-  for (const { def, settings } of resolved) {
-    const hooks = checkHooks(await def.create(settings, env), def.name);
-    const name = def.name;
-    pipeline.names.push(name);
-    if (hooks.onRequest) pipeline.onRequest.push({ name, run: hooks.onRequest.bind(hooks) });
-    if (hooks.onResponseHead) pipeline.onResponseHead.push({ name, run: hooks.onResponseHead.bind(hooks) });
-    if (hooks.onEvent) pipeline.onEvent.push({ name, run: hooks.onEvent.bind(hooks) });
-    if (hooks.onFinish) pipeline.onFinish.push({ name, run: hooks.onFinish.bind(hooks) });
-    if (hooks.close) pipeline.close.push({ name, run: hooks.close.bind(hooks) });
-  }
-  return pipeline;
-}
-
-/** Runs every plugin's close(); a failure is logged with the plugin's name, never thrown. */
-export async function closePipeline(pipeline: Pipeline): Promise<void> {
-  await Promise.all(pipeline.close.map(async ({ name, run }) => {
-    try {
-      await run();
-    } catch (err) {
-      pipeline.logger.error({ plugin: name, err: (err as Error)?.message }, 'plugin close failed');
-    }
-  }));
-}

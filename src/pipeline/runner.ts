@@ -6,10 +6,20 @@
 // request id, and never breaks the response it observes.
 import type { Logger } from 'pino';
 import { isGatewayError } from '../errors';
-import type { Outcome, RequestContext, ResponseHead } from './contract';
-import type { Pipeline } from './registry';
+import type { Outcome, RequestContext, ResponseHead, StreamEvent } from './contract';
+import type { Hook, Pipeline } from './pipeline';
 
-type RequestHook = Pipeline['onRequest'][number];
+type RequestHook = Hook<'onRequest'>;
+
+/** The core's context carries each plugin's per-request state, by slot; plugins see only their own. */
+type Stateful = RequestContext & { pluginState?: unknown[] };
+
+function stateFor(pipeline: Pipeline, ctx: RequestContext, slot: number): unknown {
+  const make = pipeline.states[slot];
+  if (make === undefined) return undefined;
+  const all = ((ctx as Stateful).pluginState ??= []);
+  return all[slot] ?? (all[slot] = make());
+}
 
 /** Undefined when every hook ran synchronously; else the promise of the rest. */
 export function runRequestHooks(pipeline: Pipeline, ctx: RequestContext & { closed: boolean }): Promise<void> | undefined {
@@ -38,7 +48,7 @@ function call(pipeline: Pipeline, hook: RequestHook, ctx: RequestContext): Promi
     throw err;
   };
   try {
-    const pending = hook.run(ctx);
+    const pending = hook.run(ctx, stateFor(pipeline, ctx, hook.slot));
     return pending === undefined || pending === null ? undefined : Promise.resolve(pending).catch(failed);
   } catch (err) {
     return failed(err);
@@ -49,27 +59,76 @@ function call(pipeline: Pipeline, hook: RequestHook, ctx: RequestContext): Promi
 export function runHeadHooks(pipeline: Pipeline, ctx: RequestContext, head: ResponseHead, logger: Logger): void {
   for (const hook of pipeline.onResponseHead) {
     try {
-      hook.run(ctx, head);
+      hook.run(ctx, head, stateFor(pipeline, ctx, hook.slot));
     } catch (err) {
       logHookFailure(logger, ctx, hook.name, 'onResponseHead', err);
     }
   }
 }
 
+/** The event every onEvent hook sees: the data, and its JSON parsed at most once for all of them. */
+class SharedEvent implements StreamEvent {
+  private parsed?: { value: unknown };
+  constructor(readonly data: string) {}
+  get json(): unknown {
+    if (this.parsed === undefined) {
+      let value: unknown;
+      try { value = JSON.parse(this.data); } catch { value = undefined; }
+      this.parsed = { value };
+    }
+    return this.parsed.value;
+  }
+}
+
 /** Passes one event's data through every onEvent hook; null means dropped. A failing hook keeps the event as it was. */
 export function runEventHooks(pipeline: Pipeline, ctx: RequestContext, data: string): string | null {
-  let current = data;
+  let event = new SharedEvent(data);
   for (const hook of pipeline.onEvent) {
-    let next: unknown;
+    let verdict: unknown;
     try {
-      next = hook.run(ctx, current);
+      verdict = hook.run(ctx, event, stateFor(pipeline, ctx, hook.slot));
     } catch (err) {
       logHookFailure(pipeline.logger, ctx, hook.name, 'onEvent', err);
       continue;
     }
-    if (next === null) return null;
-    if (typeof next === 'string') current = next;
-    else if (next !== undefined) logHookFailure(pipeline.logger, ctx, hook.name, 'onEvent', new Error('onEvent must return a string, null or undefined synchronously; the event was kept'));
+    if (verdict === null) return null;
+    if (verdict === undefined) continue;
+    if (typeof (verdict as { then?: unknown }).then === 'function') {
+      logHookFailure(pipeline.logger, ctx, hook.name, 'onEvent', new Error('onEvent must decide synchronously; it returned a promise, and the event was kept'));
+    } else if (typeof verdict === 'string') {
+      event = new SharedEvent(verdict);
+    } else if (typeof verdict === 'object') {
+      event = new SharedEvent(JSON.stringify(verdict));
+    }
+  }
+  return event.data;
+}
+
+/** The last events plugins add before [DONE], as data strings. */
+export function runStreamEndHooks(pipeline: Pipeline, ctx: RequestContext): string[] {
+  const out: string[] = [];
+  for (const hook of pipeline.onStreamEnd) {
+    try {
+      const extra = hook.run(ctx, stateFor(pipeline, ctx, hook.slot));
+      if (typeof extra === 'string') out.push(extra);
+      else if (extra !== undefined && extra !== null) out.push(JSON.stringify(extra));
+    } catch (err) {
+      logHookFailure(pipeline.logger, ctx, hook.name, 'onStreamEnd', err);
+    }
+  }
+  return out;
+}
+
+/** A JSON answer through every onResponseBody hook; each may replace it. A failing hook leaves it as it was. */
+export function runResponseBodyHooks(pipeline: Pipeline, ctx: RequestContext, body: Record<string, unknown>): Record<string, unknown> {
+  let current = body;
+  for (const hook of pipeline.onResponseBody) {
+    try {
+      const next = hook.run(ctx, current, stateFor(pipeline, ctx, hook.slot));
+      if (next !== undefined && next !== null && typeof next === 'object') current = next;
+    } catch (err) {
+      logHookFailure(pipeline.logger, ctx, hook.name, 'onResponseBody', err);
+    }
   }
   return current;
 }
@@ -77,7 +136,7 @@ export function runEventHooks(pipeline: Pipeline, ctx: RequestContext, data: str
 export function runFinishHooks(pipeline: Pipeline, ctx: RequestContext, outcome: Outcome, logger: Logger): void {
   for (const hook of pipeline.onFinish) {
     try {
-      const pending = hook.run(ctx, outcome);
+      const pending = hook.run(ctx, outcome, stateFor(pipeline, ctx, hook.slot));
       if (pending !== undefined) Promise.resolve(pending).catch((err: unknown) => logHookFailure(logger, ctx, hook.name, 'onFinish', err));
     } catch (err) {
       logHookFailure(logger, ctx, hook.name, 'onFinish', err);

@@ -6,10 +6,11 @@
 import type { Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'undici/types/header';
 import type { Context } from '../pipeline/context';
-import type { Pipeline } from '../pipeline/registry';
+import type { Pipeline } from '../pipeline/pipeline';
 import type { Format } from './formats/format';
 import type { Reply } from './reply';
 import { StreamRelay } from './stream-relay';
+import { runResponseBodyHooks } from '../pipeline/runner';
 import { badAnswer, fromSocketError, fromUpstreamStatus, upstreamTimeout, type Phase } from './status';
 
 const MAX_ERROR_BYTES = 64 * 1024;
@@ -129,6 +130,8 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     let body: string;
     try {
       body = settings.format.respondJson(ctx, text, settings.upstream);
+      // Output policy on JSON answers: only when a plugin asks is the answer parsed again.
+      if (this.pipeline.onResponseBody.length > 0) body = JSON.stringify(runResponseBodyHooks(this.pipeline, ctx, JSON.parse(body) as Record<string, unknown>));
     } catch (err) {
       return this.fail(err, true);
     }

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import { errorBody, GatewayError, isGatewayError } from '../errors';
 import type { Context } from '../pipeline/context';
-import type { Pipeline } from '../pipeline/registry';
+import type { Pipeline } from '../pipeline/pipeline';
 import { runHeadHooks } from '../pipeline/runner';
 import { sendJson } from '../api/json';
 

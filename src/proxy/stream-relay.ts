@@ -5,8 +5,8 @@
 // before the error event.
 import { StringDecoder } from 'node:string_decoder';
 import type { Context } from '../pipeline/context';
-import type { Pipeline } from '../pipeline/registry';
-import { runEventHooks } from '../pipeline/runner';
+import type { Pipeline } from '../pipeline/pipeline';
+import { runEventHooks, runStreamEndHooks } from '../pipeline/runner';
 import type { StreamTransformer } from './formats/format';
 import { SseParser } from './sse';
 import { badAnswer } from './status';
@@ -32,6 +32,12 @@ export class StreamRelay {
     maxEventBytes: number,
   ) {
     const emit = (payload: string): void => {
+      if (payload === '[DONE]') {
+        // Plugins' last events go out before [DONE], as the stream's final word.
+        if (pipeline.onStreamEnd.length > 0) for (const extra of runStreamEndHooks(pipeline, ctx)) this.batch += `data: ${extra}\n\n`;
+        this.batch += 'data: [DONE]\n\n';
+        return;
+      }
       const data = pipeline.onEvent.length === 0 ? payload : runEventHooks(pipeline, ctx, payload);
       if (data !== null) this.batch += `data: ${data}\n\n`;
     };

@@ -6,7 +6,7 @@
 import { Client, Pool, type Dispatcher } from 'undici';
 import type { UpstreamConfig } from '../config/schema';
 import type { Context } from '../pipeline/context';
-import type { Pipeline } from '../pipeline/registry';
+import type { Pipeline } from '../pipeline/pipeline';
 import type { Format } from './formats/format';
 import { nativeFormat } from './formats/native';
 import { openaiFormat } from './formats/openai';

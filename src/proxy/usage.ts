@@ -24,7 +24,7 @@ export function readUsage(raw: unknown): Usage | undefined {
 
 export function promptChars(ctx: Context): number {
   let chars = 0;
-  for (const text of (ctx.chat ?? ctx.image)?.texts ?? []) chars += text.length;
+  for (const text of ctx.texts) chars += text.length;
   return chars;
 }
 

@@ -8,9 +8,27 @@ import { GatewayError } from '../../src/errors';
 import { messageTexts, type ChatMessage } from '../../src/api/chat-messages';
 import { paramTexts } from '../../src/api/chat-params';
 
-export async function hooksOf<S>(plugin: PluginDefinition<S>, entry: Record<string, unknown> = {}): Promise<PluginHooks> {
+/** A plugin's hooks as tests call them: each with the context only, the per-request state passed as the gateway does. */
+export type TestHooks = { [K in keyof PluginHooks<unknown>]-?: (ctx: RequestContext, ...rest: any[]) => any };
+
+export function withState(hooks: PluginHooks<any>): Partial<TestHooks> {
+  const states = new WeakMap<object, unknown>();
+  const stateOf = (ctx: RequestContext): unknown => {
+    if (!states.has(ctx)) states.set(ctx, hooks.state?.());
+    return states.get(ctx);
+  };
+  const out: Record<string, unknown> = {};
+  for (const phase of ['onRequest', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish'] as const) {
+    const fn = hooks[phase] as ((...args: unknown[]) => unknown) | undefined;
+    if (fn) out[phase] = (ctx: RequestContext, ...rest: unknown[]) => fn.call(hooks, ctx, ...rest, stateOf(ctx));
+  }
+  if (hooks.close) out.close = () => hooks.close!();
+  return out as Partial<TestHooks>;
+}
+
+export async function hooksOf<S>(plugin: PluginDefinition<S>, entry: Record<string, unknown> = {}): Promise<Partial<TestHooks>> {
   const settings = plugin.schema.parse(entry);
-  return plugin.create(settings, { config: {} as never, logger: pino({ level: 'silent' }), services: {} });
+  return withState(await plugin.create(settings, { config: {} as never, logger: pino({ level: 'silent' }), services: {} }));
 }
 
 /** The config problems for `plugins: [{ name, ...entry }]`. */
@@ -26,17 +44,17 @@ export function chatContext(contents: Array<string | ChatMessage>, model_params:
   const texts: string[] = [];
   messageTexts(messages, texts);
   paramTexts(model_params, texts);
-  return { chat: { model: 'chat-a', stream: false, model_params, messages, texts } } as unknown as RequestContext;
+  return { chat: { model: 'chat-a', stream: false, model_params, messages, texts }, texts } as unknown as RequestContext;
 }
 
 export function imageContext(prompt: string, model_params: Record<string, unknown> = {}): RequestContext {
   const texts = [prompt];
   paramTexts(model_params, texts);
-  return { image: { model: 'img-a', prompt, model_params, texts } } as unknown as RequestContext;
+  return { image: { model: 'img-a', prompt, model_params, texts }, texts } as unknown as RequestContext;
 }
 
 /** The GatewayError onRequest throws for this context, or undefined if it lets it through. */
-export async function refusalOf(hooks: PluginHooks, ctx: RequestContext): Promise<GatewayError | undefined> {
+export async function refusalOf(hooks: Partial<TestHooks>, ctx: RequestContext): Promise<GatewayError | undefined> {
   try {
     await hooks.onRequest!(ctx);
     return undefined;

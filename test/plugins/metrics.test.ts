@@ -2,7 +2,8 @@
 // reloads, labels stay bounded, gauges go up and come back down.
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { GatewayError, type Outcome, type PluginHooks, type RequestContext } from '../../src';
+import { GatewayError, type Outcome, type RequestContext } from '../../src';
+import { withState } from './helpers';
 import { validateConfig } from '../../src/config/load';
 import { plugin } from '../../plugins/metrics';
 import { DURATION_BUCKETS, FIRST_BYTE_BUCKETS } from '../../plugins/metrics/metrics';
@@ -17,8 +18,8 @@ const config = validateConfig({
 
 function context(overrides: Partial<RequestContext> = {}): RequestContext {
   return {
-    id: 'req-1', startedAt: 0, version: 'v1', endpoint: 'chat', stream: false, timings: {},
-    state: new Map(), setHeader: () => undefined,
+    id: 'req-1', startedAt: 0, version: 'v1', endpoint: 'chat', stream: false, texts: [], timings: {},
+    setHeader: () => undefined,
     principal: { id: 'alice', org: 'acme', mayUse: () => true },
     route: { index: 0, upstream: 'b', dialect: 'interface' },
     ...overrides,
@@ -27,8 +28,8 @@ function context(overrides: Partial<RequestContext> = {}): RequestContext {
 
 const outcome = (status: number, reason: Outcome['reason'] = null): Outcome => ({ status, reason, aborted: reason === 'client_closed', durationMs: 12 });
 
-async function create(registry: Registry, cfg = config): Promise<PluginHooks> {
-  return plugin.create({}, { config: cfg, logger: pino({ level: 'silent' }), services: { metrics: registry } });
+async function create(registry: Registry, cfg = config) {
+  return withState(await plugin.create({}, { config: cfg, logger: pino({ level: 'silent' }), services: { metrics: registry } }));
 }
 
 const scrape = async (registry: Registry) => parseExposition(await registry.metrics());

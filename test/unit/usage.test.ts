@@ -2,8 +2,8 @@ import { CHARS_PER_TOKEN, estimateTokens, estimateUsage, promptChars, publicUsag
 import type { Context } from '../../src/pipeline/context';
 
 // estimateUsage reads only the request part of a context.
-const chatContext = (...contents: string[]) => ({ chat: { model: 'm', stream: false, model_params: {}, messages: contents.map((content) => ({ role: 'user', content })), texts: contents } }) as unknown as Context;
-const imageContext = (prompt: string) => ({ image: { model: 'm', prompt, model_params: {}, texts: [prompt] } }) as unknown as Context;
+const chatContext = (...contents: string[]) => ({ chat: { model: 'm', stream: false, model_params: {}, messages: contents.map((content) => ({ role: 'user', content })), texts: contents }, texts: contents }) as unknown as Context;
+const imageContext = (prompt: string) => ({ image: { model: 'm', prompt, model_params: {}, texts: [prompt] }, texts: [prompt] }) as unknown as Context;
 
 describe('estimateTokens', () => {
   it('counts about four characters a token, rounding up', () => {
@@ -28,7 +28,7 @@ describe('estimateUsage', () => {
   });
 
   it('is zero for an empty request', () => {
-    expect(estimateUsage({} as Context, 0)).toMatchObject({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+    expect(estimateUsage({ texts: [] } as unknown as Context, 0)).toMatchObject({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
   });
 });
 

@@ -1,0 +1,54 @@
+// A config's plugin chain, compiled: each phase's hooks in run order, each
+// with its plugin's name (for the logs) and its slot (for its per-request
+// state). Built once when the config loads.
+import type { Logger } from 'pino';
+import type { PluginDefinition, PluginEnv, PluginHooks } from './contract';
+import { checkHooks } from './hook-check';
+
+type Hooks = PluginHooks<unknown>;
+export type Hook<K extends keyof Hooks> = { name: string; slot: number; run: NonNullable<Hooks[K]> };
+
+export interface Pipeline {
+  readonly names: readonly string[];
+  readonly onRequest: ReadonlyArray<Hook<'onRequest'>>;
+  readonly onResponseHead: ReadonlyArray<Hook<'onResponseHead'>>;
+  readonly onEvent: ReadonlyArray<Hook<'onEvent'>>;
+  readonly onStreamEnd: ReadonlyArray<Hook<'onStreamEnd'>>;
+  readonly onResponseBody: ReadonlyArray<Hook<'onResponseBody'>>;
+  readonly onFinish: ReadonlyArray<Hook<'onFinish'>>;
+  readonly close: ReadonlyArray<Hook<'close'>>;
+  /** Per slot, the factory of that plugin's per-request state (undefined: no state). */
+  readonly states: ReadonlyArray<(() => unknown) | undefined>;
+  /** Where hook failures are logged, with the plugin's name and the request id. */
+  readonly logger: Logger;
+}
+
+const PHASE_LISTS = ['onRequest', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish', 'close'] as const;
+
+export async function createPipeline(resolved: Array<{ def: PluginDefinition; settings: unknown }>, env: PluginEnv): Promise<Pipeline> {
+  const lists: Record<string, Array<{ name: string; slot: number; run: unknown }>> = Object.fromEntries(PHASE_LISTS.map((p) => [p, []]));
+  const names: string[] = [];
+  const states: Array<(() => unknown) | undefined> = [];
+  for (const { def, settings } of resolved) {
+    const hooks = checkHooks(await def.create(settings, env), def.name) as Hooks;
+    const slot = names.length;
+    names.push(def.name);
+    states.push(hooks.state?.bind(hooks));
+    for (const phase of PHASE_LISTS) {
+      const fn = hooks[phase] as ((...args: unknown[]) => unknown) | undefined;
+      if (fn) lists[phase].push({ name: def.name, slot, run: fn.bind(hooks) });
+    }
+  }
+  return { ...(lists as unknown as Omit<Pipeline, 'names' | 'states' | 'logger'>), names, states, logger: env.logger };
+}
+
+/** Runs every plugin's close(); a failure is logged with the plugin's name, never thrown. */
+export async function closePipeline(pipeline: Pipeline): Promise<void> {
+  await Promise.all(pipeline.close.map(async ({ name, run }) => {
+    try {
+      await run();
+    } catch (err) {
+      pipeline.logger.error({ plugin: name, err: (err as Error)?.message }, 'plugin close failed');
+    }
+  }));
+}
