@@ -1,5 +1,5 @@
 // The built-in plugins, handed to the registry by the composition root.
-import type { PluginDefinition } from '../src/pipeline/contract';
+import type { PluginDefinition } from '../src';
 import { plugin as contentFilter } from './content-filter';
 import { plugin as limits } from './limits';
 import { plugin as rateLimit } from './rate-limit';

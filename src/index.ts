@@ -1,4 +1,11 @@
-// What a plugin (built in or third-party) imports from the core.
+// The public API: everything a plugin (built in or third-party) may import
+// from the core. Plugins import this module only; CI fails on a deeper import.
 export { GatewayError, REASONS, type Reason } from './errors';
-export type { PluginDefinition, PluginHooks, PluginEnv, RequestContext, Outcome, Usage, ResponseHead, Services } from './pipeline/contract';
+export {
+  STAGES,
+  type Awaitable, type EventVerdict, type Outcome, type PluginDefinition, type PluginEnv, type PluginHooks,
+  type RequestContext, type ResponseHead, type Services, type Stage, type StreamEvent, type Usage,
+} from './pipeline/contract';
+export type { ChatMessage, ChatRequest, ContentPart, ImageRequest, Principal, RedisClient, Route, ToolCall } from './types';
+export { budgetSchema, type Budget, type ConfigView, type GatewayConfig } from './config/schema';
 export { exactModelIds } from './routing/routes';

@@ -4,7 +4,7 @@
 // third-party plugin might put in an error's details are checked against the
 // known sets.
 import { exactModelIds, type RequestContext } from '../../src';
-import type { GatewayConfig } from '../../src/config/schema';
+import type { GatewayConfig } from '../../src';
 
 export const OTHER = 'other';
 

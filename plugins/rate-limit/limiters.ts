@@ -7,7 +7,7 @@
 // are kept on `services`, so a config reload does not reset their counts.
 import { RateLimiterMemory, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Services } from '../../src';
-import type { RedisClient } from '../../src/redis/client';
+import type { RedisClient } from '../../src';
 import { InsuranceLimiter } from './insurance';
 import { SharedLimiter } from './shared';
 

@@ -2,7 +2,7 @@
 // id, its own budgets (or the plugin's defaults when it names none) and its
 // org's. `decide` reads the limiter answers for one request.
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import type { Budget, GatewayConfig } from '../../src/config/schema';
+import type { Budget, GatewayConfig } from '../../src';
 import { storeKey, type BudgetKind, type Scope } from './keys';
 import type { Limiter } from './limiters';
 

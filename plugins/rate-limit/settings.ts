@@ -2,7 +2,7 @@
 // entry names no `limits` of its own; without it such keys are unlimited
 // (their org's limits still apply).
 import { z } from 'zod';
-import { budgetSchema } from '../../src/config/schema';
+import { budgetSchema } from '../../src';
 
 export const settingsSchema = z.strictObject({
   defaults: budgetSchema.optional(),

@@ -10,7 +10,7 @@
 // alone would hand out budget nobody took, so nothing is given back.
 import { Cluster } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import type { RedisClient } from '../../src/redis/client';
+import type { RedisClient } from '../../src';
 import { decidedInProcess, type InsuranceLimiter } from './insurance';
 
 type RedisOptions = Omit<ConstructorParameters<typeof RateLimiterRedis>[0], 'storeClient' | 'insuranceLimiter'>;

@@ -3,8 +3,9 @@
 // `dialect: openai` also takes OpenAI's message forms: the developer role,
 // tool results, assistant tool calls with null content, content as parts.
 import { z } from 'zod';
+import type { ChatMessage, ContentPart, Dialect, TextPart, ToolCall } from '../types';
 
-export type Dialect = 'interface' | 'openai';
+export type { ChatMessage, ContentPart, Dialect, TextPart, ToolCall };
 
 const interfaceMessage = z.strictObject({
   role: z.enum(['system', 'user', 'assistant']),
@@ -46,19 +47,7 @@ export const messagesSchema: Record<Dialect, z.ZodType<ChatMessage[]>> = {
   openai: z.array(openaiMessage).min(1) as z.ZodType<ChatMessage[]>,
 };
 
-export type TextPart = z.infer<typeof textPart>;
-export type ContentPart = TextPart | z.infer<typeof imagePart>;
-export type ToolCall = z.infer<typeof toolCallSchema>;
 
-/** A message of either dialect; with the default dialect only role and a string content are set. */
-export interface ChatMessage {
-  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
-  content?: string | ContentPart[] | null;
-  name?: string;
-  tool_calls?: ToolCall[];
-  tool_call_id?: string;
-  refusal?: string | null;
-}
 
 /** Every piece of text in the messages: content strings and text parts, tool-call arguments, refusals. */
 export function messageTexts(messages: readonly ChatMessage[], out: string[]): void {

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { foldTopLevel, MODEL_ID_MAX, parseBody } from './validate';
 import { messagesSchema, messageTexts, type ChatMessage, type Dialect } from './chat-messages';
 import { chatParamsShape, OPENAI_CHAT_NAMES, paramTexts } from './chat-params';
+import type { ChatRequest } from '../types';
 
 export { OPENAI_CHAT_NAMES };
 export type { ChatMessage, Dialect };
@@ -24,14 +25,7 @@ const SCHEMAS: Record<Dialect, z.ZodType<z.infer<ReturnType<typeof chatSchema>>>
   openai: chatSchema('openai'),
 };
 
-export interface ChatRequest {
-  model: string;
-  messages: ChatMessage[];
-  stream: boolean;
-  model_params: Record<string, unknown>;
-  /** Every piece of text the backend will read: messages, tool calls and results, tool definitions, stop strings. */
-  texts: string[];
-}
+export type { ChatRequest };
 
 export function parseChatRequest(body: unknown, dialect: Dialect = 'interface'): ChatRequest {
   const parsed = parseBody(SCHEMAS[dialect], body);

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { foldTopLevel, MODEL_ID_MAX, parseBody } from './validate';
 import { paramTexts } from './chat-params';
+import type { ImageRequest } from '../types';
 
 export const OPENAI_IMAGE_NAMES = ['n', 'size', 'response_format', 'quality', 'style', 'user'] as const;
 
@@ -23,13 +24,7 @@ const imageSchema = z.strictObject({
   user: z.string().nullable().optional(),
 });
 
-export interface ImageRequest {
-  model: string;
-  prompt: string;
-  model_params: Record<string, unknown>;
-  /** Every piece of text the backend will read: the prompt and any string parameter. */
-  texts: string[];
-}
+export type { ImageRequest };
 
 export function parseImageRequest(body: unknown): ImageRequest {
   const parsed = parseBody(imageSchema, body);

@@ -3,15 +3,11 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../errors';
-import type { Budget, KeyConfig } from '../config/schema';
-import { compileGlobList, type Matcher } from './glob';
+import type { KeyConfig } from '../config/schema';
+import { compileGlobList } from './glob';
+import type { Principal } from '../types';
 
-export interface Principal {
-  id: string;
-  org: string | null;
-  mayUse: Matcher;
-  limits?: Budget;
-}
+export type { Principal } from '../types';
 
 export type KeyIndex = ReadonlyMap<string, Principal>;
 

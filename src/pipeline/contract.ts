@@ -14,15 +14,15 @@
 //     name: 'max-messages', stage: 'validate', schema: z.strictObject({ max: z.number() }),
 //     create: ({ max }) => ({ onRequest(ctx) { if ((ctx.chat?.messages.length ?? 0) > max) throw new GatewayError(...) } }),
 //   };
+//
+// The contract is what third parties build on, so it stays a leaf: it imports
+// only the leaves below it (the request types, the config schema's types and
+// the error catalogue), never the core that runs it (checked in CI).
 import type { z } from 'zod';
 import type { Registry } from 'prom-client';
-import type { RedisClient } from '../redis/client';
 import type { Logger } from 'pino';
-import type { Principal } from '../auth/keys';
+import type { ChatRequest, ImageRequest, Principal, RedisClient, Route } from '../types';
 import type { ConfigView, Endpoint, GatewayConfig, Version } from '../config/schema';
-import type { Route } from '../routing/routes';
-import type { ChatRequest } from '../api/chat-request';
-import type { ImageRequest } from '../api/image-request';
 import type { GatewayError, Reason } from '../errors';
 
 export const PHASES = ['onRequest', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish', 'close'] as const;

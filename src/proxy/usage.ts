@@ -1,7 +1,6 @@
 // Token usage: read from what the backend reports, or estimated (about four
 // characters a token) when it reports none, and then marked as estimated.
-import type { Usage } from '../pipeline/contract';
-import type { Context } from '../pipeline/context';
+import type { RequestContext, Usage } from '../pipeline/contract';
 
 export const CHARS_PER_TOKEN = 4;
 
@@ -22,13 +21,16 @@ export function readUsage(raw: unknown): Usage | undefined {
   return { prompt_tokens: prompt as number, completion_tokens: completion as number, total_tokens: total, estimated: false };
 }
 
-export function promptChars(ctx: Context): number {
+/** What an estimate reads of a request: the texts it forwards. */
+type Texts = Pick<RequestContext, 'texts'>;
+
+export function promptChars(ctx: Texts): number {
   let chars = 0;
   for (const text of ctx.texts) chars += text.length;
   return chars;
 }
 
-export function estimateUsage(ctx: Context, completionChars: number): Usage {
+export function estimateUsage(ctx: Texts, completionChars: number): Usage {
   const prompt = estimateTokens(promptChars(ctx));
   const completion = estimateTokens(completionChars);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, estimated: true };

@@ -8,7 +8,9 @@ import Redis, { Cluster, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema';
 
-export type RedisClient = Redis | Cluster;
+import type { RedisClient } from '../types';
+
+export type { RedisClient };
 export type RedisSettings = NonNullable<GatewayConfig['redis']>;
 
 /** Delay before the next reconnect attempt: quick at first, then once a second, forever. */

@@ -1,17 +1,10 @@
 // Maps (model, endpoint, version) to an upstream: first matching route wins.
 // Globs compile once at load; resolved answers are cached per config, bounded.
 import type { Endpoint, RouteConfig, UpstreamConfig, Version } from '../config/schema';
-import type { Dialect } from '../api/chat-messages';
+import type { Route } from '../types';
 import { compileGlob, isGlob, type Matcher } from '../auth/glob';
 
-export interface Route {
-  index: number;
-  upstream: string;
-  /** The model name sent upstream; undefined keeps the client's id. */
-  upstreamModel?: string;
-  /** Which message forms the route accepts: the interface's (default) or OpenAI's. */
-  dialect: Dialect;
-}
+export type { Route } from '../types';
 
 export interface ListedModel {
   id: string;

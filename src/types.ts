@@ -1,0 +1,60 @@
+// The request view's types: who is calling, where the request goes, what it
+// asks. A leaf: it imports nothing from the core but the config schema's
+// types, so the plugin contract can build on it and stay stable.
+import type { Redis, Cluster } from 'ioredis';
+import type { Budget } from './config/schema';
+
+/** The key a request authenticated with. */
+export interface Principal {
+  id: string;
+  org: string | null;
+  /** Whether the key's allow-list lets it use a model id. */
+  mayUse: (model: string) => boolean;
+  limits?: Budget;
+}
+
+/** Which message forms a route accepts: the interface's (default) or OpenAI's. */
+export type Dialect = 'interface' | 'openai';
+
+export interface Route {
+  index: number;
+  upstream: string;
+  /** The model name sent upstream; undefined keeps the client's id. */
+  upstreamModel?: string;
+  dialect: Dialect;
+}
+
+export interface TextPart { type: 'text'; text: string }
+export interface ImagePart { type: 'image_url'; image_url: { url: string; detail?: 'auto' | 'low' | 'high' } }
+export type ContentPart = TextPart | ImagePart;
+export interface ToolCall { id: string; type: 'function'; function: { name: string; arguments: string } }
+
+/** A message of either dialect; with the default dialect only role and a string content are set. */
+export interface ChatMessage {
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+  content?: string | ContentPart[] | null;
+  name?: string;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+  refusal?: string | null;
+}
+
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  stream: boolean;
+  model_params: Record<string, unknown>;
+  /** Every piece of text the backend will read: messages, tool calls and results, tool definitions, stop strings. */
+  texts: string[];
+}
+
+export interface ImageRequest {
+  model: string;
+  prompt: string;
+  model_params: Record<string, unknown>;
+  /** Every piece of text the backend will read: the prompt and any string parameter. */
+  texts: string[];
+}
+
+/** The shared Redis connection: one server or a cluster. */
+export type RedisClient = Redis | Cluster;

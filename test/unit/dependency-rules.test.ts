@@ -1,0 +1,46 @@
+// The dependency rules CI enforces (.dependency-cruiser.cjs), proved to bite:
+// the real tree passes, and a copy of it with one violation of each rule fails
+// naming that rule.
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const root = join(__dirname, '..', '..');
+const depcruise = join(root, 'node_modules', '.bin', 'depcruise');
+
+function cruise(cwd: string): { ok: boolean; output: string } {
+  try {
+    return { ok: true, output: execFileSync(depcruise, ['src', 'plugins', '--config', '.dependency-cruiser.cjs'], { cwd, encoding: 'utf8', stdio: 'pipe' }) };
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string };
+    return { ok: false, output: `${e.stdout ?? ''}${e.stderr ?? ''}` };
+  }
+}
+
+describe('dependency rules', () => {
+  it('hold on the tree as it is', () => {
+    const result = cruise(root);
+    expect(result.output).toContain('no dependency violations');
+    expect(result.ok).toBe(true);
+  }, 30_000);
+
+  it.each([
+    ['plugins-use-the-public-api', 'plugins/limits/deep.ts', "import type { Budget } from '../../src/config/schema';\nexport type X = Budget;\n"],
+    ['core-names-no-plugin', 'src/api/uses-plugin.ts', "import { plugin } from '../../plugins/limits';\nexport const p = plugin;\n"],
+    ['contract-is-a-leaf', 'src/pipeline/contract.ts', "import type { Runtime } from '../runtime';\nexport type R = Runtime;\n"],
+    ['no-cycles', 'src/types.ts', "import type { Runtime } from './runtime';\nexport type R2 = Runtime;\n"],
+  ])('fail on a violation of %s', (rule, file, line) => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-deps-'));
+    try {
+      for (const part of ['src', 'plugins', 'tsconfig.json', '.dependency-cruiser.cjs']) cpSync(join(root, part), join(dir, part), { recursive: true });
+      const target = join(dir, file);
+      writeFileSync(target, line + (existsSync(target) ? readFileSync(target, 'utf8') : ''));
+      const result = cruise(dir);
+      expect(result.ok).toBe(false);
+      expect(result.output).toContain(rule);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
+});
