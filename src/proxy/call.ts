@@ -120,8 +120,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     const { ctx, settings } = this;
     if (this.mode === 'stream') {
       if (!this.relay!.done) return this.fail(badAnswer(settings.upstream, 'the stream ended without [DONE]', true), true);
-      if (!ctx.settled) { ctx.settled = true; ctx.res.end(); }
-      return;
+      return this.reply.endStream(ctx);
     }
     if (this.mode === 'sniff') return this.fail(badAnswer(settings.upstream, 'the answer was empty'), true);
     const text = this.chunks.length === 1 ? this.chunks[0].toString('utf8') : Buffer.concat(this.chunks).toString('utf8');
@@ -129,7 +128,9 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     if (this.mode === 'error') return this.fail(fromUpstreamStatus(this.status, text, settings.upstream, this.headers['retry-after']), true);
     let body: string;
     try {
-      body = settings.format.respondJson(ctx, text, settings.upstream);
+      const answer = settings.format.respondJson(ctx, text, settings.upstream);
+      ctx.usage = answer.usage;
+      body = answer.body;
       // Output policy on JSON answers: only when a plugin asks is the answer parsed again.
       if (this.pipeline.onResponseBody.length > 0) body = JSON.stringify(runResponseBodyHooks(this.pipeline, ctx, JSON.parse(body) as Record<string, unknown>));
     } catch (err) {
@@ -166,6 +167,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
       pause: () => this.controller?.pause(),
       resume: () => this.controller?.resume(),
       fail: (err) => this.fail(err),
+      end: (tail) => this.reply.endStream(ctx, tail),
     }, settings.upstream, settings.maxEventBytes);
   }
 

@@ -21,6 +21,8 @@ export interface Reply {
   json(ctx: Context, body: string): void;
   /** The head of a 200 event stream; the relay writes the events. */
   startStream(ctx: Context): void;
+  /** A stream's end, with its last events: after [DONE], or when the backend closes after it. */
+  endStream(ctx: Context, tail?: string): void;
   /** Ends the request with an error, however far it got. */
   fail(ctx: Context, err: unknown): void;
 }
@@ -38,6 +40,11 @@ export function createReply(pipeline: Pipeline, logger: Logger): Reply {
       ctx.res.writeHead(200, STREAM_HEADERS);
       ctx.res.flushHeaders();
       ctx.streaming = true;
+    },
+    endStream(ctx, tail) {
+      if (ctx.settled) return;
+      ctx.settled = true;
+      ctx.res.end(tail);
     },
     fail(ctx, err) {
       if (ctx.settled) return;

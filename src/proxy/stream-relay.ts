@@ -11,11 +11,12 @@ import type { StreamTransformer } from './formats/format';
 import { SseParser } from './sse';
 import { badAnswer } from './status';
 
-/** What the relay needs from the backend call: pause, resume, and a way to fail. */
+/** What the relay needs from the backend call: pause, resume, a way to fail, and the reply's end. */
 export interface RelaySource {
   pause(): void;
   resume(): void;
   fail(err: unknown): void;
+  end(tail: string): void;
 }
 
 export class StreamRelay {
@@ -66,8 +67,7 @@ export class StreamRelay {
       this.batch = '';
       if (this.transformer.done && failure === undefined) {
         // [DONE] ends the client's stream now, whether or not the backend closes its side.
-        ctx.settled = true;
-        res.end(batch);
+        this.source.end(batch);
         return true;
       }
       if (!res.write(batch) && failure === undefined) {

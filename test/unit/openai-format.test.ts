@@ -36,18 +36,18 @@ describe('openai format: request body', () => {
 
 describe('openai format: JSON answers', () => {
   it('reshapes a chat answer: client model id, integer created, usage estimated when missing', () => {
-    const ctx = chatCtx();
-    const out = JSON.parse(openaiFormat.respondJson(ctx, JSON.stringify({ created: '1700000000', model: 'Qwen', choices: [{ message: { content: 'abcd' } }] }), 'vllm'));
+    const answer = openaiFormat.respondJson(chatCtx(), JSON.stringify({ created: '1700000000', model: 'Qwen', choices: [{ message: { content: 'abcd' } }] }), 'vllm');
+    const out = JSON.parse(answer.body);
     expect(out).toEqual({
       id: expect.stringMatching(/^chatcmpl-/), object: 'chat.completion', created: 1_700_000_000, model: 'client-model',
       choices: [{ index: 0, message: { role: 'assistant', content: 'abcd' }, finish_reason: 'stop' }],
       usage: { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 },
     });
-    expect(ctx.usage?.estimated).toBe(true);
+    expect(answer.usage).toEqual({ prompt_tokens: 2, completion_tokens: 1, total_tokens: 3, estimated: true });
   });
 
   it('gives an image answer an id and keeps each image object as the backend sent it', () => {
-    const out = JSON.parse(openaiFormat.respondJson(imageCtx(), JSON.stringify({ created: 5.7, data: [{ url: 'u1', revised_prompt: 'x' }, { b64_json: 'AAAA' }] }), 'sd'));
+    const out = JSON.parse(openaiFormat.respondJson(imageCtx(), JSON.stringify({ created: 5.7, data: [{ url: 'u1', revised_prompt: 'x' }, { b64_json: 'AAAA' }] }), 'sd').body);
     expect(out).toEqual({ id: expect.stringMatching(/^img-/), created: 5, data: [{ url: 'u1', revised_prompt: 'x' }, { b64_json: 'AAAA' }] });
   });
 
@@ -58,7 +58,7 @@ describe('openai format: JSON answers', () => {
     const out = JSON.parse(openaiFormat.respondJson(chatCtx(), JSON.stringify({
       id: 'x', created: 1, model: 'Qwen', system_fingerprint: 'fp', service_tier: 'default', usage,
       choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls, refusal: null }, logprobs, finish_reason: 'tool_calls' }],
-    }), 'vllm'));
+    }), 'vllm').body);
     expect(out).toEqual({
       id: 'x', object: 'chat.completion', created: 1, model: 'client-model', system_fingerprint: 'fp', service_tier: 'default', usage,
       choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls, refusal: null }, logprobs, finish_reason: 'tool_calls' }],

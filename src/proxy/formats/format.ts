@@ -1,6 +1,7 @@
 // What a backend format must provide: the body to send, the JSON answer to
 // return, and a per-request stream transformer fed one event at a time.
 import type { Context } from '../../pipeline/context';
+import type { Usage } from '../../pipeline/contract';
 
 export interface StreamTransformer {
   /** One event's data from the backend; calls `emit` for each payload to send. */
@@ -9,10 +10,16 @@ export interface StreamTransformer {
   readonly done: boolean;
 }
 
+/** A JSON answer as the client gets it, and the tokens it cost (reported, else estimated). */
+export interface JsonAnswer {
+  body: string;
+  usage: Usage;
+}
+
 export interface Format {
   requestBody(ctx: Context, upstreamModel: string): string;
-  /** The backend's 2xx JSON body → the body for the client; sets ctx.usage. Throws on a bad answer. */
-  respondJson(ctx: Context, text: string, upstream: string): string;
+  /** The backend's 2xx JSON body → the client's answer and its usage. Throws on a bad answer. */
+  respondJson(ctx: Context, text: string, upstream: string): JsonAnswer;
   streamTransformer(ctx: Context, upstream: string): StreamTransformer;
 }
 

@@ -4,7 +4,7 @@
 import type { Context } from '../../pipeline/context';
 import { badAnswer } from '../status';
 import { estimateUsage, readUsage } from '../usage';
-import type { Format, StreamTransformer } from './format';
+import type { Format, JsonAnswer, StreamTransformer } from './format';
 
 function nativeBody(ctx: Context, upstreamModel: string): string {
   if (ctx.image) {
@@ -22,7 +22,7 @@ function nativeBody(ctx: Context, upstreamModel: string): string {
   });
 }
 
-function respondJson(ctx: Context, text: string, upstream: string): string {
+function respondJson(ctx: Context, text: string, upstream: string): JsonAnswer {
   let body: any;
   try {
     body = JSON.parse(text);
@@ -32,8 +32,7 @@ function respondJson(ctx: Context, text: string, upstream: string): string {
   // An image answer has no completion text: without reported usage, the prompt's estimate is charged.
   let chars = 0;
   if (ctx.chat && Array.isArray(body?.choices)) for (const c of body.choices) chars += typeof c?.message?.content === 'string' ? c.message.content.length : 0;
-  ctx.usage = readUsage(body?.usage) ?? estimateUsage(ctx, chars);
-  return text;
+  return { body: text, usage: readUsage(body?.usage) ?? estimateUsage(ctx, chars) };
 }
 
 class NativeStream implements StreamTransformer {

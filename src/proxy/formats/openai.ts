@@ -10,7 +10,7 @@ import { badAnswer } from '../status';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../api/json-depth';
 import { estimateUsage, publicUsage, readUsage } from '../usage';
 import type { Usage } from '../../pipeline/contract';
-import { toUnixSeconds, withoutNulls, type Format, type StreamTransformer } from './format';
+import { toUnixSeconds, withoutNulls, type Format, type JsonAnswer, type StreamTransformer } from './format';
 
 const newId = (prefix: string): string => `${prefix}-${randomUUID().replace(/-/g, '')}`;
 
@@ -47,13 +47,13 @@ const isImage = (d: any): boolean => typeof d?.url === 'string' || typeof d?.b64
  * backend sent (system_fingerprint, logprobs, tool_calls, refusal, revised_prompt,
  * b64_json, usage details) passes through untouched.
  */
-function respondJson(ctx: Context, text: string, upstream: string): string {
+function respondJson(ctx: Context, text: string, upstream: string): JsonAnswer {
   const body = parseJson(text, upstream);
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badAnswer(upstream, 'the body is not a JSON object');
   if (ctx.image) {
     if (!Array.isArray(body.data) || !body.data.every(isImage)) throw badAnswer(upstream, 'no image url or b64_json in data[]');
-    ctx.usage = readUsage(body.usage) ?? estimateUsage(ctx, 0);
-    return JSON.stringify({ ...body, id: typeof body.id === 'string' ? body.id : newId('img'), created: toUnixSeconds(body.created), data: body.data });
+    const usage = readUsage(body.usage) ?? estimateUsage(ctx, 0);
+    return { usage, body: JSON.stringify({ ...body, id: typeof body.id === 'string' ? body.id : newId('img'), created: toUnixSeconds(body.created), data: body.data }) };
   }
   if (!Array.isArray(body.choices)) throw badAnswer(upstream, 'no choices[]');
   let chars = 0;
@@ -62,16 +62,19 @@ function respondJson(ctx: Context, text: string, upstream: string): string {
     chars += messageChars(message);
     return { ...c, index: Number.isInteger(c?.index) ? c.index : i, message, finish_reason: c?.finish_reason ?? 'stop' };
   });
-  ctx.usage = readUsage(body.usage) ?? estimateUsage(ctx, chars);
-  return JSON.stringify({
-    ...body,
-    id: typeof body.id === 'string' ? body.id : newId('chatcmpl'),
-    object: 'chat.completion',
-    created: toUnixSeconds(body.created),
-    model: ctx.model,
-    choices,
-    usage: usageFor(body.usage, ctx.usage),
-  });
+  const usage = readUsage(body.usage) ?? estimateUsage(ctx, chars);
+  return {
+    usage,
+    body: JSON.stringify({
+      ...body,
+      id: typeof body.id === 'string' ? body.id : newId('chatcmpl'),
+      object: 'chat.completion',
+      created: toUnixSeconds(body.created),
+      model: ctx.model,
+      choices,
+      usage: usageFor(body.usage, usage),
+    }),
+  };
 }
 
 /** Generated characters in a message or delta: text and tool-call arguments (the usage estimate when none is reported). */
