@@ -42,6 +42,8 @@ function startChild(script: string, args: string[], env: NodeJS.ProcessEnv = {})
  */
 const baselineDir = process.env.BENCH_BASELINE;
 
+type Proc = { child: ChildProcess; port: number };
+
 async function startGateway(backendPort: number, serverJs = join(dist, '..', 'src', 'server.js')): Promise<{ child: ChildProcess; port: number }> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
@@ -70,6 +72,7 @@ async function main(): Promise<void> {
   const backend = await startChild('backend.js', []);
   const bare = await startChild('bare-proxy.js', [String(backend.port)]);
   const gateway = await startGateway(backend.port);
+  const baseline = baselineDir ? await startGateway(backend.port, join(baselineDir, 'dist', 'src', 'server.js')) : undefined;
   const targets = {
     direct: `http://127.0.0.1:${backend.port}/v1/chat/completions`,
     bare: `http://127.0.0.1:${bare.port}/v1/chat/completions`,
@@ -86,15 +89,20 @@ async function main(): Promise<void> {
   for (const n of names) await latencies(targets[n], chat, headers, quick ? 200 : 1000);
 
   process.stderr.write('cpu per request...\n');
-  const cpu = await measureCpu(backend.port, bare, gateway, headers, chat, streamBody(20, 0));
+  const cpu = await measureCpu(bare, gateway, baseline, headers, chat, streamBody(20, 0));
 
   process.stderr.write('throughput...\n');
   const rps: Record<Name, number[]> = { direct: [], bare: [], gateway: [] };
+  const baselineRps: number[] = [];
   for (let round_ = 0; round_ < (quick ? 1 : 3); round_++) {
     for (const n of names) {
       const r = await autocannon({ url: targets[n], method: 'POST', headers, body: chat, connections: 32, duration: quick ? 2 : 5 });
       if (r.non2xx > 0 || r.errors > 0) throw new Error(`${n}: ${r.non2xx} non-2xx, ${r.errors} errors under load`);
       rps[n].push(r.requests.average);
+    }
+    if (baseline) {
+      const r = await autocannon({ url: `http://127.0.0.1:${baseline.port}/v1/chat/completions`, method: 'POST', headers, body: chat, connections: 32, duration: quick ? 2 : 5 });
+      baselineRps.push(r.requests.average);
     }
   }
 
@@ -133,7 +141,7 @@ async function main(): Promise<void> {
     machine: { cpus: cpus().length, cpu: cpus()[0]?.model, memGiB: round(totalmem() / 2 ** 30, 1), node: process.version },
     quick,
     cpuMicrosPerRequest: cpu,
-    throughput: { direct: round(mean(rps.direct), 0), bare: round(mean(rps.bare), 0), gateway: round(mean(rps.gateway), 0), gatewayOverBare: round(mean(rps.gateway) / mean(rps.bare), 2) },
+    throughput: { direct: round(mean(rps.direct), 0), bare: round(mean(rps.bare), 0), gateway: round(mean(rps.gateway), 0), gatewayOverBare: round(mean(rps.gateway) / mean(rps.bare), 2), ...(baseline ? { baseline: round(mean(baselineRps), 0), baselineOverBare: round(mean(baselineRps) / mean(rps.bare), 2) } : {}) },
     latencyMs: Object.fromEntries(names.map((n) => [n, { p50: round(percentile(lat[n], 50)), p99: round(percentile(lat[n], 99)) }])),
     addedLatencyMs: { p50: added(lat, 50), p99: added(lat, 99), bareP50: round(percentile(lat.bare, 50) - percentile(lat.direct, 50)), bareP99: round(percentile(lat.bare, 99) - percentile(lat.direct, 99)) },
     stream: {
@@ -177,7 +185,10 @@ function formatTable(r: any, met: Record<string, boolean>): string {
     ['gateway RSS idle / 512-stream peak, MB', '', '', `${r.rssMb.idle} / ${r.rssMb.peak512}`, ''],
     ['CPU µs per JSON request', '', r.cpuMicrosPerRequest.json.bare, r.cpuMicrosPerRequest.json.gateway, `${round(r.cpuMicrosPerRequest.json.gateway / r.cpuMicrosPerRequest.json.bare, 2)} x bare`],
     ['CPU µs per streamed request (20 events)', '', r.cpuMicrosPerRequest.stream.bare, r.cpuMicrosPerRequest.stream.gateway, `${round(r.cpuMicrosPerRequest.stream.gateway / r.cpuMicrosPerRequest.stream.bare, 2)} x bare`],
-    ...(r.cpuMicrosPerRequest.json.baseline === undefined ? [] : [['baseline gateway CPU µs per JSON / streamed request', '', '', `${r.cpuMicrosPerRequest.json.baseline} / ${r.cpuMicrosPerRequest.stream.baseline}`, 'BENCH_BASELINE']]),
+    ...(r.cpuMicrosPerRequest.json.baseline === undefined ? [] : [
+      ['baseline gateway CPU µs per JSON / streamed request', '', '', `${r.cpuMicrosPerRequest.json.baseline} / ${r.cpuMicrosPerRequest.stream.baseline}`, 'BENCH_BASELINE'],
+      ['baseline gateway throughput, req/s (32 conns)', '', '', r.throughput.baseline, `${r.throughput.baselineOverBare} x bare`],
+    ]),
   ].map((row) => row.map(String));
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
   const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
@@ -190,11 +201,11 @@ function formatTable(r: any, met: Record<string, boolean>): string {
  * CPU microseconds per request in the proxy's own process (from /proc), over a
  * fixed number of requests: JSON at 32 connections, streams 64 at a time.
  */
-async function measureCpu(backendPort: number, bare: { child: ChildProcess; port: number }, gateway: { child: ChildProcess; port: number }, headers: Record<string, string>, chat: string, stream: string) {
+async function measureCpu(bare: Proc, gateway: Proc, baseline: Proc | undefined, headers: Record<string, string>, chat: string, stream: string) {
   const jsonCount = quick ? 5_000 : 20_000;
   const streamCount = quick ? 512 : 2_048;
-  const procs: Array<[string, { child: ChildProcess; port: number }]> = [['bare', bare], ['gateway', gateway]];
-  if (baselineDir) procs.push(['baseline', await startGateway(backendPort, join(baselineDir, 'dist', 'src', 'server.js'))]);
+  const procs: Array<[string, Proc]> = [['bare', bare], ['gateway', gateway]];
+  if (baseline) procs.push(['baseline', baseline]);
   const json: Record<string, number> = {};
   const streamed: Record<string, number> = {};
   for (const [name, p] of procs) {
