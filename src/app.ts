@@ -8,12 +8,14 @@ import type { Endpoint, Version } from './config/schema';
 import { GatewayError } from './errors';
 import { Context, requestIdOf } from './pipeline/context';
 import { runFinishHooks } from './pipeline/runner';
+import type { RequestContext } from './pipeline/contract';
 import type { Runtime } from './runtime';
 import { chatCompletions, imageGenerations, listModels, retrieveModel, type ApiRequest } from './api/handlers';
 import { authenticate, authorizationOf } from './auth/keys';
 import { errorMiddleware, sendError, toGatewayError } from './api/errors';
 import { sendJson } from './api/json';
 import { logAccess } from './api/access-log';
+import { passThrough } from './passthrough/admit';
 
 export interface GatewayState {
   runtime: Runtime;
@@ -26,8 +28,11 @@ export interface GatewayState {
 
 const VERSIONS: readonly Version[] = ['v1', 'v2'];
 
+/** What a request's context names as its endpoint: an API endpoint, the model list, or a pass-through route. */
+type ContextEndpoint = RequestContext['endpoint'];
+
 /** Starts an API request: its context, the runtime it keeps, and its finish when the response closes. */
-function begin(state: GatewayState, version: Version, endpoint: Endpoint | 'models', req: Request, res: Response): Context {
+function begin(state: GatewayState, version: Version, endpoint: ContextEndpoint, req: Request, res: Response): Context {
   const runtime = state.runtime;
   const ctx = new Context(version, endpoint, req, res);
   (req as ApiRequest).runtime = runtime;
@@ -50,6 +55,18 @@ function begin(state: GatewayState, version: Version, endpoint: Endpoint | 'mode
   return ctx;
 }
 
+/** begin, then the key: the context, or undefined when the key was refused (the 401 went to next). */
+function beginWithKey(state: GatewayState, version: Version, endpoint: ContextEndpoint, req: Request, res: Response, next: NextFunction): Context | undefined {
+  const ctx = begin(state, version, endpoint, req, res);
+  try {
+    ctx.principal = authenticate((req as ApiRequest).runtime.keys, authorizationOf(req));
+  } catch (err) {
+    next(err);
+    return undefined;
+  }
+  return ctx;
+}
+
 type EndpointHandler = (req: Request, res: Response, next: NextFunction) => Promise<void> | void;
 
 /**
@@ -59,13 +76,8 @@ type EndpointHandler = (req: Request, res: Response, next: NextFunction) => Prom
  */
 function apiRoute(state: GatewayState, version: Version, endpoint: Endpoint | 'models', handle: EndpointHandler, readsBody: boolean) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    const ctx = begin(state, version, endpoint, req, res);
+    if (beginWithKey(state, version, endpoint, req, res, next) === undefined) return;
     const runtime = (req as ApiRequest).runtime;
-    try {
-      ctx.principal = authenticate(runtime.keys, authorizationOf(req));
-    } catch (err) {
-      return next(err);
-    }
     const run = (err?: unknown): void => {
       if (err) return next(err);
       try {
@@ -84,6 +96,21 @@ function methodNotAllowed(allow: string) {
   return (_req: Request, res: Response, next: NextFunction): void => {
     res.setHeader('allow', allow);
     next(new GatewayError('method_not_allowed', `This path accepts ${allow} only.`));
+  };
+}
+
+/**
+ * The operator's pass-through routes (README, Pass-through routes), looked up
+ * in the runtime current at arrival, so a reload adds and removes them. A path
+ * no route serves goes on to the 404.
+ */
+function passthroughRoutes(state: GatewayState) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const found = state.runtime.passthrough.match(req.method, req.url);
+    if (found === undefined) return next();
+    if ('allow' in found) return methodNotAllowed(found.allow)(req, res, next);
+    if (beginWithKey(state, found.route.version, 'passthrough', req, res, next) === undefined) return;
+    passThrough(req as ApiRequest, res, next, found.route).catch(next);
   };
 }
 
@@ -120,6 +147,7 @@ export function createApp(state: GatewayState): GatewayHandler {
   }
   router.all('/healthz', methodNotAllowed('GET, HEAD'));
   router.all('/readyz', methodNotAllowed('GET, HEAD'));
+  router.use(passthroughRoutes(state));
   router.use((req, _res, next) => {
     const path = (req.url ?? '/').split('?')[0].slice(0, 200);
     next(new GatewayError('not_found', `No such endpoint: ${req.method} ${path}. See the README for the endpoints this gateway serves.`));

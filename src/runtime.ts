@@ -16,6 +16,8 @@ import type { Services } from './pipeline/contract';
 import { createUpstream, type Upstream } from './proxy/upstream';
 import { createReply } from './proxy/reply';
 import { startDemoBackend, type DemoBackend } from './demo/backend';
+import { compilePassthrough, passthroughProblems, type PassthroughTable } from './passthrough/routes';
+import { createPassthroughProxy, type PassthroughProxy } from './passthrough/proxy';
 
 export interface Runtime {
   readonly config: GatewayConfig;
@@ -24,6 +26,9 @@ export interface Runtime {
   readonly routes: RouteTable;
   readonly pipeline: Pipeline;
   readonly upstreams: ReadonlyMap<string, Upstream>;
+  readonly passthrough: PassthroughTable;
+  /** By upstream name, for the upstreams a pass-through route names. */
+  readonly passthroughProxies: ReadonlyMap<string, PassthroughProxy>;
   readonly parseJson: RequestHandler;
   /** Counts a request that runs under this runtime. */
   hold(): void;
@@ -66,14 +71,14 @@ export async function closeDemoBackends(): Promise<void> {
 type Deps = Pick<RuntimeDeps, 'registry'>;
 
 /**
- * The checks that need more than the schema: route advertise lists and each
- * plugin's own settings. Starts nothing, and runs on a config the schema
+ * The checks that need more than the schema: route advertise lists,
+ * pass-through paths and each plugin's own settings. Starts nothing, and runs on a config the schema
  * rejected too (what of it is valid), so `sluice config check`, a start and a
  * reload list every problem at once. Use it as loadConfigFile's extra check.
  */
 export function runtimeConfigCheck(deps: Deps): ExtraCheck {
   return (config, file) => {
-    const problems = [...advertiseProblems(config.routes ?? []), ...deps.registry.check(config)];
+    const problems = [...advertiseProblems(config.routes ?? []), ...passthroughProblems(config.passthrough ?? []), ...deps.registry.check(config)];
     deps.registry.resolveChain(config.plugins ?? [], dirname(file), problems);
     return problems;
   };
@@ -83,6 +88,7 @@ export function runtimeConfigCheck(deps: Deps): ExtraCheck {
 export function checkRuntimeConfig(loaded: LoadedConfig, deps: Deps) {
   const problems: string[] = [];
   const routes = compileRoutes(loaded.config.routes, problems, loaded.config.upstreams);
+  problems.push(...passthroughProblems(loaded.config.passthrough));
   problems.push(...deps.registry.check(loaded.config));
   const resolved = deps.registry.resolveChain(loaded.config.plugins, dirname(loaded.file), problems);
   if (problems.length > 0) throw new ConfigError(loaded.file, problems);
@@ -100,6 +106,11 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     const url = upstream.format === 'demo' ? (await demoBackendFor(upstream.url)).url : upstream.url!;
     upstreams.set(name, createUpstream(name, { ...upstream, format: upstream.format === 'demo' ? 'native' : upstream.format, url }, pipeline, reply));
   }
+  const passthroughProxies = new Map<string, PassthroughProxy>();
+  for (const name of new Set(config.passthrough.map((p) => p.upstream))) {
+    // The config check refused demo upstreams here: each has its url.
+    passthroughProxies.set(name, createPassthroughProxy(name, { ...config.upstreams[name], url: config.upstreams[name].url! }, pipeline, deps.logger));
+  }
 
   let inflight = 0;
   let retired: (() => void) | undefined;
@@ -115,6 +126,8 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     routes,
     pipeline,
     upstreams,
+    passthrough: compilePassthrough(config),
+    passthroughProxies,
     parseJson: jsonBodyReader(config.server.bodyLimit),
     hold: () => { inflight++; },
     release: () => { if (--inflight === 0) retired?.(); },

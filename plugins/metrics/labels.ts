@@ -18,7 +18,7 @@ export const SCOPE_VALUES = ['key', 'org'] as const;
 export const BUDGET_VALUES = ['requests', 'tokens'] as const;
 export const KIND_VALUES = ['connect', 'timeout', 'status', 'stream'] as const;
 /** The endpoints whose requests carry text to filter. */
-export const FILTERED_ENDPOINTS = ['chat', 'images'] as const;
+export const FILTERED_ENDPOINTS = ['chat', 'images', 'passthrough'] as const;
 
 const SCOPES: ReadonlySet<string> = new Set(SCOPE_VALUES);
 const BUDGETS: ReadonlySet<string> = new Set(BUDGET_VALUES);

@@ -30,6 +30,16 @@ function routeOf(req: ApiRequest, endpoint: Endpoint): Route | undefined {
   return typeof model === 'string' && model.length <= MODEL_ID_MAX ? req.runtime.routes.resolve(model, endpoint, req.sluice.version) : undefined;
 }
 
+/**
+ * Runs the request hooks. A promise only when one of them was asynchronous:
+ * synchronous hooks stay synchronous; onFinish waits on the promise.
+ */
+export function startRequestHooks(runtime: Runtime, ctx: Context): Promise<void> | undefined {
+  const pending = runRequestHooks(runtime.pipeline, ctx);
+  if (pending !== undefined) ctx.requestHooks = pending;
+  return pending;
+}
+
 async function routeAndForward(req: ApiRequest, res: Response, next: NextFunction, endpoint: Endpoint, route: Route | undefined): Promise<void> {
   const ctx = req.sluice;
   const runtime = req.runtime;
@@ -39,9 +49,8 @@ async function routeAndForward(req: ApiRequest, res: Response, next: NextFunctio
     throw new GatewayError('model_not_found', `Model "${model}" is not available for ${endpoint === 'chat' ? 'chat completions' : 'image generation'} on /${ctx.version}. GET /${ctx.version}/models lists the models your key may use.`, { param: 'model' });
   }
   ctx.route = route;
-  const pending = runRequestHooks(runtime.pipeline, ctx);
+  const pending = startRequestHooks(runtime, ctx);
   if (pending !== undefined) {
-    ctx.requestHooks = pending;
     await pending;
     if (ctx.closed) return; // the client left while a hook was waiting
   }

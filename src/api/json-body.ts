@@ -12,9 +12,11 @@ import { jsonDepthExceeds, MAX_JSON_DEPTH } from './json-depth';
 const JSON_TYPE = /^application\/json\s*(?:;|$)/i;
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
 
+export const isJsonType = (type: string | undefined): type is string => type !== undefined && JSON_TYPE.test(type);
+
 /** The 415 for a content type or encoding other than UTF-8 JSON, or undefined when it is fine. */
 export function mediaTypeProblem(type: string | undefined, encoding: string | undefined): GatewayError | undefined {
-  if (type === undefined || !JSON_TYPE.test(type)) {
+  if (!isJsonType(type)) {
     return new GatewayError('unsupported_media_type', 'Send the request body as JSON with the header Content-Type: application/json.');
   }
   const charset = CHARSET.exec(type)?.[1].toLowerCase();
@@ -27,7 +29,7 @@ export function mediaTypeProblem(type: string | undefined, encoding: string | un
   return undefined;
 }
 
-const tooLarge = (limit: number) => new GatewayError('payload_too_large', `The request body is larger than the limit of ${limit} bytes. Send a smaller body.`);
+export const tooLarge = (limit: number) => new GatewayError('payload_too_large', `The request body is larger than the limit of ${limit} bytes. Send a smaller body.`);
 
 const EMPTY = Buffer.alloc(0);
 
@@ -45,6 +47,22 @@ function bodyText(bytes: Buffer): string | GatewayError {
 }
 
 const kindOf = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`);
+
+/** A whole body's bytes as the JSON object they hold, or why they are not one (400). */
+export function parseJsonBody(bytes: Buffer): Record<string, unknown> | GatewayError {
+  const text = bodyText(bytes);
+  if (typeof text !== 'string') return text;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return invalidJson('The request body is not valid JSON. Send a JSON object with Content-Type: application/json.');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    return new GatewayError('invalid_request', `The request body must be a JSON object, got ${kindOf(body)}.`);
+  }
+  return body as Record<string, unknown>;
+}
 
 export function jsonBodyReader(limit: number) {
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -77,18 +95,8 @@ export function jsonBodyReader(limit: number) {
       else (chunks ??= [first]).push(chunk);
     };
     const onEnd = (): void => {
-      const bytes = first === undefined ? EMPTY : chunks === undefined ? first : Buffer.concat(chunks, size);
-      const text = bodyText(bytes);
-      if (typeof text !== 'string') return finish(text);
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        return finish(invalidJson('The request body is not valid JSON. Send a JSON object with Content-Type: application/json.'));
-      }
-      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-        return finish(new GatewayError('invalid_request', `The request body must be a JSON object, got ${kindOf(body)}.`));
-      }
+      const body = parseJsonBody(first === undefined ? EMPTY : chunks === undefined ? first : Buffer.concat(chunks, size));
+      if (body instanceof GatewayError) return finish(body);
       req.body = body;
       finish();
     };

@@ -85,6 +85,25 @@ const routeSchema = z.strictObject({
   dialect: z.enum(['interface', 'openai']).optional(),
 });
 
+// A pass-through path: /v1/ or /v2/, then segments of unreserved characters (no "." or ".."
+// segment), optionally ending in /* for every path below it. The same characters are all
+// a request's path may hold to match, so nothing a backend would decode or resolve differently passes.
+export const PASSTHROUGH_SEGMENT = '(?!\\.{1,2}(?:/|$))[A-Za-z0-9._~-]+';
+const passthroughPath = new RegExp(`^/v[12](?:(?:/${PASSTHROUGH_SEGMENT})+(?:/\\*)?|/\\*)$`);
+
+export const PASSTHROUGH_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** A route that passes another endpoint of a backend through unchanged (see README, Pass-through routes). */
+export const passthroughSchema = z.strictObject({
+  path: z.string().regex(passthroughPath, 'must start with /v1/ or /v2/, then path segments of letters, digits, ".", "_", "~" or "-" (no "." or ".." segment), optionally ending in /* for every path below it'),
+  upstream: z.string().min(1),
+  methods: z.array(z.enum(PASSTHROUGH_METHODS)).min(1).default(['POST']),
+  /** The model the allow-list checks when a request names none (no JSON body, or no "model" in it). */
+  model: z.string().min(1).max(256).optional(),
+  /** Largest request body; default server.bodyLimit. Bodies passed unread (multipart) count too. */
+  bodyLimit: sizeLike.optional(),
+});
+
 /** Each plugin entry: a name (or a module path) plus the plugin's own settings. */
 const pluginEntrySchema = z.looseObject({
   name: z.string().min(1),
@@ -98,6 +117,7 @@ export const configSchema = z.strictObject({
   orgs: z.record(z.string(), orgSchema).default({}),
   upstreams: z.record(z.string(), upstreamSchema).default({}),
   routes: z.array(routeSchema).default([]),
+  passthrough: z.array(passthroughSchema).default([]),
   plugins: z.array(pluginEntrySchema).default([]),
 });
 
@@ -108,6 +128,7 @@ export type RouteConfig = GatewayConfig['routes'][number];
 export type Endpoint = z.infer<typeof endpointSchema>;
 export type Version = z.infer<typeof versionSchema>;
 export type PluginEntry = GatewayConfig['plugins'][number];
+export type PassthroughConfig = GatewayConfig['passthrough'][number];
 
 /**
  * A config as far as it is valid, for the cross-checks of one that failed the
@@ -121,6 +142,7 @@ export interface ConfigView {
   orgs?: Readonly<Record<string, GatewayConfig['orgs'][string] | undefined>>;
   upstreams?: Readonly<Record<string, Partial<UpstreamConfig> | undefined>>;
   routes?: ReadonlyArray<Partial<RouteConfig> | undefined>;
+  passthrough?: ReadonlyArray<Partial<PassthroughConfig> | undefined>;
   plugins?: ReadonlyArray<PluginEntry | undefined>;
 }
 
@@ -158,6 +180,7 @@ export function salvageConfig(raw: unknown): ConfigView {
     orgs: mapOf(o.orgs, (v) => valid(orgSchema, v)),
     upstreams: mapOf(o.upstreams, (v) => validFields(upstreamSchema, v)),
     routes: listOf(o.routes, (v) => validFields(routeSchema, v)),
+    passthrough: listOf(o.passthrough, (v) => validFields(passthroughSchema, v)),
     plugins: listOf(o.plugins, (v) => valid(pluginEntrySchema, v)),
   };
 }
@@ -190,6 +213,12 @@ export function crossCheck(config: ConfigView): string[] {
     const format = upstreams[route.upstream]?.format;
     // A native or demo backend speaks the interface alone: OpenAI's message forms would reach it unchecked.
     if (route.dialect === 'openai' && format !== undefined && format !== 'openai') problems.push(`routes[${i}].dialect: openai needs an upstream of format openai; "${route.upstream}" is ${format}`);
+  });
+  config.passthrough?.forEach((route, i) => {
+    if (route?.upstream === undefined || upstreams === undefined) return;
+    if (!Object.hasOwn(upstreams, route.upstream)) return void problems.push(`passthrough[${i}].upstream: unknown upstream "${route.upstream}"`);
+    // The demo backend serves chat and images only: nothing else of it to pass through.
+    if (upstreams[route.upstream]?.format === 'demo') problems.push(`passthrough[${i}].upstream: "${route.upstream}" is the built-in demo backend; pass-through needs a backend of format openai or native`);
   });
   for (const [name, upstream] of Object.entries(upstreams ?? {})) {
     if (upstream?.dialect === 'openai' && upstream.format !== undefined && upstream.format !== 'openai') problems.push(`upstreams.${name}.dialect: openai needs format openai, not ${upstream.format}`);

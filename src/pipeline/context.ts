@@ -61,7 +61,7 @@ export class Context implements RequestContext {
 
   constructor(
     readonly version: Version,
-    readonly endpoint: Endpoint | 'models',
+    readonly endpoint: Endpoint | 'models' | 'passthrough',
     req: IncomingMessage,
     readonly res: ServerResponse,
   ) {

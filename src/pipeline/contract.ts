@@ -48,7 +48,8 @@ export interface RequestContext {
   /** performance.now() at arrival. */
   readonly startedAt: number;
   readonly version: Version;
-  readonly endpoint: Endpoint | 'models';
+  /** An API endpoint, the model list, or a pass-through route (whose answers no answer hook sees: they pass as bytes). */
+  readonly endpoint: Endpoint | 'models' | 'passthrough';
   principal?: Principal;
   /** The client's model id, once the body is valid. */
   model?: string;
@@ -104,6 +105,7 @@ export type EventVerdict = string | object | null | undefined;
  *   onEvent         the event: keep, drop or replace it (synchronously)
  *   onStreamEnd     adds one last event before [DONE] (synchronously)
  *   onResponseBody  a JSON answer: return a replacement object, or undefined to keep it (synchronously)
+ *   (onEvent, onStreamEnd and onResponseBody never run on pass-through routes: their answers pass as bytes)
  *   onFinish        nothing of the response: it has been sent; observe usage and outcome
  */
 export interface PluginHooks<State = undefined> {

@@ -22,7 +22,7 @@ export interface Upstream {
 }
 
 /** Idle keep-alive connections are closed before a typical server's own idle timeout (Node's is 5 s). */
-const KEEP_ALIVE_MS = 4_000;
+export const KEEP_ALIVE_MS = 4_000;
 
 export function createUpstream(name: string, config: UpstreamConfig & { url: string }, pipeline: Pipeline, reply: Reply): Upstream {
   const url = new URL(config.url);

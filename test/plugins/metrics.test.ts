@@ -114,7 +114,7 @@ describe('metrics plugin', () => {
     await create(registry);
     let samples = await scrape(registry);
     expect(series(samples, 'sluice_rate_limited_total')).toEqual({ 'budget=requests,scope=key': 0, 'budget=tokens,scope=key': 0, 'budget=requests,scope=org': 0, 'budget=tokens,scope=org': 0 });
-    expect(series(samples, 'sluice_content_filter_blocks_total')).toEqual({ 'endpoint=chat': 0, 'endpoint=images': 0 });
+    expect(series(samples, 'sluice_content_filter_blocks_total')).toEqual({ 'endpoint=chat': 0, 'endpoint=images': 0, 'endpoint=passthrough': 0 });
     expect(series(samples, 'sluice_upstream_errors_total')).toEqual({ 'kind=connect,upstream=b': 0, 'kind=timeout,upstream=b': 0, 'kind=status,upstream=b': 0, 'kind=stream,upstream=b': 0 });
     await create(registry, validateConfig({ upstreams: { c: { url: 'http://127.0.0.1:2/v1' } } }));
     samples = await scrape(registry);

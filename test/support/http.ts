@@ -32,6 +32,25 @@ export function call(method: string, url: string, payload: string | Buffer | und
   });
 }
 
+/** A POST whose body goes in these chunks without Content-Length (chunked transfer encoding). */
+export function postChunked(url: string, chunks: string[], headers: Record<string, string> = {}): Promise<JsonResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => { text += c; });
+      res.on('end', () => {
+        let parsed: any;
+        try { parsed = JSON.parse(text); } catch { parsed = undefined; }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed, text });
+      });
+    });
+    req.on('error', reject);
+    for (const chunk of chunks) req.write(chunk);
+    req.end();
+  });
+}
+
 export interface SseEvent { data: string; at: number }
 
 export interface SseResponse {

@@ -115,7 +115,7 @@ describe('grafana dashboard on a healthy gateway', () => {
       'Error ratio (5xx)': [zero()],
       'Refusals and errors by reason': [zero({ reason: 'none' })],
       'Rate limited by scope and budget': [['key', 'requests'], ['key', 'tokens'], ['org', 'requests'], ['org', 'tokens']].map(([scope, budget]) => zero({ budget, scope })),
-      'Content filter blocks': [zero({ endpoint: 'chat' }), zero({ endpoint: 'images' })],
+      'Content filter blocks': [zero({ endpoint: 'chat' }), zero({ endpoint: 'images' }), zero({ endpoint: 'passthrough' })],
       'Backend errors by upstream and kind': ['connect', 'status', 'stream', 'timeout'].map((kind) => zero({ kind, upstream: 'b' })),
       'Estimated share of tokens': [zero()],
       'Limiter fallback decisions': [zero()],
