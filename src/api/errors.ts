@@ -31,7 +31,7 @@ export function errorMiddleware(logger: Logger) {
     }
     if (ctx) {
       ctx.error = error;
-      ctx.settled = true;
+      ctx.forwarding.settled = true;
     }
     if (error.reason === 'client_closed' || ctx?.closed) return;
     if (res.headersSent) return void res.destroy();

@@ -55,7 +55,7 @@ async function routeAndForward(req: ApiRequest, res: Response, next: NextFunctio
     if (ctx.closed) return; // the client left while a hook was waiting
   }
   const upstream = runtime.upstreams.get(route.upstream)!;
-  ctx.fail = next;
+  ctx.forwarding.fail = next;
   upstream.forward(ctx, UPSTREAM_PATH[endpoint], upstream.format.requestBody(ctx, route.upstreamModel ?? model));
 }
 

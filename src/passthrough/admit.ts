@@ -79,7 +79,7 @@ export async function passThrough(req: ApiRequest, res: Response, next: NextFunc
   const pending = startRequestHooks(runtime, ctx);
   if (pending !== undefined) await pending;
   if (ctx.closed) return; // the client left while the body was read or a hook was waiting
-  ctx.fail = next;
+  ctx.forwarding.fail = next;
   const unread = body === undefined && hasBody(req);
   runtime.passthroughProxies.get(route.upstream)!.forward(ctx, req, res, unread ? route.bodyLimit : undefined);
 }

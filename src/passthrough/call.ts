@@ -1,7 +1,7 @@
 // One pass-through request at the backend: what the proxy's events mean for
 // it. The answer's head runs the head hooks; a timeout, a backend that cannot
 // be reached or breaks off, or a body past its limit ends it once with the
-// gateway's error (through ctx.fail, so the error middleware writes it);
+// gateway's error (through ctx.forwarding.fail, so the error middleware writes it);
 // after the client left, nothing more happens.
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
@@ -93,7 +93,7 @@ export class PassthroughCall {
   fail(err: Error): void {
     if (this.done) return;
     this.abandon();
-    this.ctx.fail(err);
+    this.ctx.forwarding.fail(err);
   }
 
   /** The client left, or the end is decided: give up on the backend. */

@@ -27,6 +27,22 @@ export function requestIdOf(req: IncomingMessage, res: ServerResponse): string {
   return id;
 }
 
+/** How far the forwarding of one request got, and the handles to end it: the core's, not the plugins'. */
+export class Forwarding {
+  /** Set by the proxy: gives up on the backend request (the client left, or the answer is decided). */
+  abortUpstream?: () => void;
+  /** Set by the proxy once an event stream has started. */
+  streaming = false;
+  /** Characters of generated text relayed so far; the usage estimate of a stream cut short. */
+  streamedChars = 0;
+  /** True once the response's fate is decided (sent, or failed once). */
+  settled = false;
+  /** Hands an error to the error middleware (set by the router before forwarding). */
+  fail: (err: unknown) => void = () => undefined;
+  /** Ends a forwarded request with an error now: an error event mid-stream, else an error response (set by the proxy). */
+  interrupt?: (err: GatewayError) => void;
+}
+
 export class Context implements RequestContext {
   readonly id: string;
   readonly startedAt = performance.now();
@@ -42,18 +58,8 @@ export class Context implements RequestContext {
   texts: readonly string[] = [];
   usage?: Usage;
   error?: GatewayError;
-  /** Set by the proxy: gives up on the backend request (the client left, or the answer is decided). */
-  abortUpstream?: () => void;
-  /** Set by the proxy once an event stream has started. */
-  streaming = false;
-  /** Characters of generated text relayed so far; the usage estimate of a stream cut short. */
-  streamedChars = 0;
-  /** True once the response's fate is decided (sent, or failed once). */
-  settled = false;
-  /** Hands an error to the error middleware (set by the router before forwarding). */
-  fail: (err: unknown) => void = () => undefined;
-  /** Ends a forwarded request with an error now: an error event mid-stream, else an error response (set by the proxy). */
-  interrupt?: (err: GatewayError) => void;
+  /** The core's own forwarding state: never part of the plugins' view (RequestContext). */
+  readonly forwarding = new Forwarding();
   /** True once the response has closed (sent, failed, or the client left). */
   closed = false;
   /** The request hooks still running, if one of them was asynchronous: onFinish waits for them. */
@@ -82,12 +88,13 @@ export class Context implements RequestContext {
     if (this.closed) return undefined;
     this.closed = true;
     const aborted = !this.res.writableFinished;
+    const f = this.forwarding;
     if (aborted) {
-      this.abortUpstream?.();
-      if (this.error === undefined || this.streaming) this.error = new GatewayError('client_closed', 'The client closed the connection.');
+      f.abortUpstream?.();
+      if (this.error === undefined || f.streaming) this.error = new GatewayError('client_closed', 'The client closed the connection.');
     }
     // A stream cut short (client gone, backend broke off) still cost tokens: charge an estimate.
-    if (this.streaming && this.usage === undefined) this.usage = estimateUsage(this, this.streamedChars);
+    if (f.streaming && this.usage === undefined) this.usage = estimateUsage(this, f.streamedChars);
     const status = this.error === undefined ? this.res.statusCode : this.error.status;
     return { status, reason: this.error?.reason ?? null, aborted, durationMs: this.elapsed() };
   }

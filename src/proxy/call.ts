@@ -154,7 +154,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   }
 
   private phase(code: string | undefined): Phase {
-    if (this.ctx.streaming) return 'stream';
+    if (this.ctx.forwarding.streaming) return 'stream';
     if (this.mode !== undefined) return 'body';
     if (code !== undefined && CONNECT_ERRORS.test(code)) return 'connect';
     return this.controller === undefined ? 'queue' : 'head';

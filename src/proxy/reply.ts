@@ -30,8 +30,8 @@ export interface Reply {
 export function createReply(pipeline: Pipeline, logger: Logger): Reply {
   return {
     json(ctx, body) {
-      if (ctx.settled) return;
-      ctx.settled = true;
+      if (ctx.forwarding.settled) return;
+      ctx.forwarding.settled = true;
       runHeadHooks(pipeline, ctx, { status: 200, stream: false }, logger);
       sendJson(ctx.res, 200, body);
     },
@@ -39,26 +39,26 @@ export function createReply(pipeline: Pipeline, logger: Logger): Reply {
       runHeadHooks(pipeline, ctx, { status: 200, stream: true }, logger);
       ctx.res.writeHead(200, STREAM_HEADERS);
       ctx.res.flushHeaders();
-      ctx.streaming = true;
+      ctx.forwarding.streaming = true;
     },
     endStream(ctx, tail) {
-      if (ctx.settled) return;
-      ctx.settled = true;
+      if (ctx.forwarding.settled) return;
+      ctx.forwarding.settled = true;
       ctx.res.end(tail);
     },
     fail(ctx, err) {
-      if (ctx.settled) return;
-      ctx.settled = true;
+      if (ctx.forwarding.settled) return;
+      ctx.forwarding.settled = true;
       const d = isGatewayError(err) ? err.details : undefined;
       if (d?.upstream !== undefined && logger.isLevelEnabled('debug')) {
         logger.debug({ requestId: ctx.id, upstream: d.upstream, kind: d.kind, phase: d.phase, code: d.code, elapsedMs: Math.round(ctx.elapsed()) }, 'upstream attempt failed');
       }
-      ctx.abortUpstream?.();
+      ctx.forwarding.abortUpstream?.();
       const res = ctx.res;
-      if (!res.headersSent) return ctx.fail(err);
+      if (!res.headersSent) return ctx.forwarding.fail(err);
       const error = isGatewayError(err) ? err : new GatewayError('internal_error', 'The gateway failed while sending the response.');
       ctx.error = error;
-      if (!ctx.streaming) return void res.destroy();
+      if (!ctx.forwarding.streaming) return void res.destroy();
       // A truncated stream ends with one error event and no [DONE].
       if (!res.destroyed) res.end(`data: ${errorBody(error)}\n\n`);
       if (error.reason === 'internal_error') logger.error({ requestId: ctx.id, err: (err as Error)?.message }, 'stream failed');

@@ -53,7 +53,7 @@ export class StreamRelay {
   /** One chunk from the backend. Returns true once [DONE] has ended the client's stream. */
   push(chunk: Buffer): boolean {
     const { ctx } = this;
-    if (ctx.settled) return false;
+    if (ctx.forwarding.settled) return false;
     let failure: unknown;
     try {
       this.parser.push(this.decoder.write(chunk));

@@ -51,7 +51,7 @@ export function createUpstream(name: string, config: UpstreamConfig & { url: str
   const send = (ctx: Context, path: string, body: string, dispatcher: Dispatcher): void => {
     const retry = dispatcher === pool ? () => send(ctx, path, body, freshConnection()) : undefined;
     const call = new UpstreamCall(ctx, settings, pipeline, reply, retry);
-    ctx.abortUpstream = () => call.abandon();
+    ctx.forwarding.abortUpstream = () => call.abandon();
     dispatcher.dispatch({
       path: base + path,
       method: 'POST',
@@ -64,7 +64,7 @@ export function createUpstream(name: string, config: UpstreamConfig & { url: str
     name,
     format,
     forward(ctx, path, body) {
-      ctx.interrupt = (err) => reply.fail(ctx, err);
+      ctx.forwarding.interrupt = (err) => reply.fail(ctx, err);
       send(ctx, path, body, pool);
     },
     close: () => pool.destroy(),

@@ -5,7 +5,7 @@ import type { GatewayError } from '../../src/errors';
 
 // The format reads only the request part of a context and writes ctx.usage.
 const chatCtx = (model_params: Record<string, unknown> = {}, stream = false) =>
-  ({ model: 'client-model', stream, streamedChars: 0, texts: ['12345678'], chat: { model: 'client-model', stream, model_params, messages: [{ role: 'user', content: '12345678' }], texts: ['12345678'] } }) as unknown as Context;
+  ({ model: 'client-model', stream, forwarding: { streamedChars: 0 }, texts: ['12345678'], chat: { model: 'client-model', stream, model_params, messages: [{ role: 'user', content: '12345678' }], texts: ['12345678'] } }) as unknown as Context;
 const imageCtx = () => ({ model: 'img', stream: false, texts: ['p'], image: { model: 'img', prompt: 'p', model_params: { n: 2, size: null }, texts: ['p'] } }) as unknown as Context;
 
 /** Feeds backend events to a fresh transformer and returns what it emitted. */

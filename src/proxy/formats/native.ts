@@ -43,7 +43,7 @@ class NativeStream implements StreamTransformer {
   push(data: string, emit: (payload: string) => void): void {
     if (data === '[DONE]') {
       this.done = true;
-      this.ctx.usage ??= estimateUsage(this.ctx, this.ctx.streamedChars);
+      this.ctx.usage ??= estimateUsage(this.ctx, this.ctx.forwarding.streamedChars);
       emit(data);
       return;
     }
@@ -57,7 +57,7 @@ class NativeStream implements StreamTransformer {
     // The gateway writes the stream's one error event, so the client sees exactly one.
     if (chunk?.error) throw badAnswer(this.upstream, 'the backend reported an error mid-stream', true);
     // Read defensively: the bytes are the backend's to send, a shape we cannot count is simply not counted.
-    if (Array.isArray(chunk?.choices)) for (const c of chunk.choices) if (typeof c?.delta?.content === 'string') this.ctx.streamedChars += c.delta.content.length;
+    if (Array.isArray(chunk?.choices)) for (const c of chunk.choices) if (typeof c?.delta?.content === 'string') this.ctx.forwarding.streamedChars += c.delta.content.length;
     const usage = readUsage(chunk?.usage);
     if (usage) this.ctx.usage = usage;
     emit(data);

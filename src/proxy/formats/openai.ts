@@ -126,7 +126,7 @@ class OpenAIStream implements StreamTransformer {
       const index = Number.isInteger(c.index) ? c.index : 0;
       if (typeof c.finish_reason === 'string') this.finish.set(index, c.finish_reason);
       const delta = c.delta !== null && typeof c.delta === 'object' ? c.delta : {};
-      this.ctx.streamedChars += messageChars(delta);
+      this.ctx.forwarding.streamedChars += messageChars(delta);
       const first = !this.started.has(index);
       if (!first && !carriesSomething(c, delta)) continue;
       if (first) this.started.add(index);
@@ -143,7 +143,7 @@ class OpenAIStream implements StreamTransformer {
   private lastChunk(): string {
     this.id ??= newId('chatcmpl');
     this.created ||= toUnixSeconds(undefined);
-    this.ctx.usage ??= estimateUsage(this.ctx, this.ctx.streamedChars);
+    this.ctx.usage ??= estimateUsage(this.ctx, this.ctx.forwarding.streamedChars);
     const indexes = this.finish.size > 0 ? [...this.finish.keys()].sort((a, b) => a - b) : [...this.started].sort((a, b) => a - b);
     const choices = (indexes.length > 0 ? indexes : [0]).map((index) => ({ index, delta: {}, finish_reason: this.finish.get(index) ?? 'stop' }));
     return this.chunk(choices, usageFor(this.rawUsage, this.ctx.usage));
