@@ -20,6 +20,7 @@ export const REASONS = {
   internal_error: 500,
   upstream_error: 502,
   limiter_unavailable: 503,
+  upstream_unavailable: 503,
   shutting_down: 503,
   upstream_timeout: 504,
   // A backend's own 4xx keeps the backend's status; 400 is only the default.

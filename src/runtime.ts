@@ -103,8 +103,9 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
   const upstreams = new Map<string, Upstream>();
   const reply = createReply(pipeline, deps.logger);
   for (const [name, upstream] of Object.entries(config.upstreams)) {
-    const url = upstream.format === 'demo' ? (await demoBackendFor(upstream.url)).url : upstream.url!;
-    upstreams.set(name, createUpstream(name, { ...upstream, format: upstream.format === 'demo' ? 'native' : upstream.format, url }, pipeline, reply));
+    const url = upstream.format === 'demo' ? (await demoBackendFor(upstream.url)).url : upstream.url;
+    const members = upstream.endpoints ?? [{ url: url!, weight: 1 }];
+    upstreams.set(name, createUpstream(name, { ...upstream, format: upstream.format === 'demo' ? 'native' : upstream.format, members }, pipeline, reply));
   }
   const passthroughProxies = new Map<string, PassthroughProxy>();
   for (const name of new Set(config.passthrough.map((p) => p.upstream))) {

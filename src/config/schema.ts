@@ -58,8 +58,22 @@ const keySchema = z.strictObject({
 
 const orgSchema = z.strictObject({ limits: budgetSchema.optional() }).nullable().transform((o) => o ?? {});
 
+const backendUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
+
 export const upstreamSchema = z.strictObject({
-  url: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+  url: backendUrl.optional(),
+  /** A fleet: several endpoints serving the same models; `url` is the one-endpoint form. */
+  endpoints: z.array(z.strictObject({ url: backendUrl, weight: intLike(1, 1000).default(1) })).min(1).optional(),
+  picker: z.enum(['least_inflight', 'round_robin']).default('least_inflight'),
+  health: z.strictObject({
+    consecutiveFailures: intLike(1, 1000).default(3),
+    baseEjectionMs: intLike(100, 3_600_000).default(5_000),
+    maxEjectionMs: intLike(100, 86_400_000).default(300_000),
+    maxEjectedShare: z.number().min(0).max(1).default(0.5),
+    maxRetryAfterMs: intLike(0, 3_600_000).default(60_000),
+  }).prefault({}),
+  /** Further attempts on other endpoints while nothing has reached the client. */
+  retry: z.strictObject({ attempts: intLike(0, 10).default(1) }).prefault({}),
   format: z.enum(['openai', 'native', 'demo']).default('openai'),
   headers: z.record(z.string(), z.string()).default({}),
   timeoutMs: intLike(1, 3_600_000).default(60_000),
@@ -205,7 +219,9 @@ export function crossCheck(config: ConfigView): string[] {
   });
   for (const [name, upstream] of Object.entries(upstreams ?? {})) {
     if (upstream?.format === undefined) continue;
-    if (upstream.format !== 'demo' && upstream.url === undefined) problems.push(`upstreams.${name}.url: required for format ${upstream.format}`);
+    if (upstream.format !== 'demo' && upstream.url === undefined && upstream.endpoints === undefined) problems.push(`upstreams.${name}.url: required for format ${upstream.format} (or endpoints: [{url, weight}])`);
+    if (upstream.url !== undefined && upstream.endpoints !== undefined) problems.push(`upstreams.${name}.endpoints: give url (one endpoint) or endpoints, not both`);
+    if (upstream.format === 'demo' && upstream.endpoints !== undefined) problems.push(`upstreams.${name}.endpoints: the demo backend is one endpoint (url sets its address)`);
   }
   config.routes?.forEach((route, i) => {
     if (route?.upstream === undefined || upstreams === undefined) return;
@@ -219,6 +235,7 @@ export function crossCheck(config: ConfigView): string[] {
     if (!Object.hasOwn(upstreams, route.upstream)) return void problems.push(`passthrough[${i}].upstream: unknown upstream "${route.upstream}"`);
     // The demo backend serves chat and images only: nothing else of it to pass through.
     if (upstreams[route.upstream]?.format === 'demo') problems.push(`passthrough[${i}].upstream: "${route.upstream}" is the built-in demo backend; pass-through needs a backend of format openai or native`);
+    if (upstreams[route.upstream]?.endpoints !== undefined) problems.push(`passthrough[${i}].upstream: "${route.upstream}" is a fleet (endpoints); pass-through goes to an upstream with one url`);
   });
   for (const [name, upstream] of Object.entries(upstreams ?? {})) {
     if (upstream?.dialect === 'openai' && upstream.format !== undefined && upstream.format !== 'openai') problems.push(`upstreams.${name}.dialect: openai needs format openai, not ${upstream.format}`);

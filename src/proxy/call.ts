@@ -34,6 +34,27 @@ export interface CallSettings {
 
 type Mode = 'error' | 'json' | 'sniff' | 'stream';
 
+/**
+ * What the upstream's fleet learns of an attempt. `retry` is asked only while
+ * nothing has reached the client; true means another attempt has started and
+ * this one is done. `done` is called exactly once: how the attempt ended, for
+ * the endpoint's in-flight count and health.
+ */
+export interface Attempt {
+  retry(why: 'dropped' | 'failed'): boolean;
+  done(result: 'ok' | 'failure' | 'neutral', rateLimitedMs?: number): void;
+}
+
+const NO_FLEET: Attempt = { retry: () => false, done: () => undefined };
+
+/** A Retry-After in milliseconds: delay seconds or an HTTP date; undefined when absent or unreadable. */
+function retryAfterMs(value: unknown): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  if (/^\d{1,7}$/.test(value)) return Number(value) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
 /** Why the gateway itself abandoned the call: the client left, the head timer, [DONE], a bad answer. */
 class Abandoned extends Error {}
 
@@ -49,14 +70,15 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   private timer?: NodeJS.Timeout;
   private timedOut = false;
   private finished = false;
+  private reported = false;
 
   constructor(
     private readonly ctx: Context,
     private readonly settings: CallSettings,
     private readonly pipeline: Pipeline,
     private readonly reply: Reply,
-    /** Called instead of failing when the attempt may be tried again on a fresh connection. */
-    private readonly retry?: () => void,
+    /** The fleet's side of the attempt: whether to try again elsewhere, and how it ended. */
+    private readonly attempt: Attempt = NO_FLEET,
   ) {
     this.timer = setTimeout(() => {
       this.timedOut = true;
@@ -66,6 +88,8 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
 
   /** Gives up on the backend (the client left, or the answer is decided). */
   abandon(): void {
+    // After [DONE] the answer was whole; otherwise the gateway gave up, which says nothing of the backend.
+    this.report(this.relay?.done ? 'ok' : 'neutral');
     this.finished = true;
     clearTimeout(this.timer);
     if (this.controller && !this.controller.aborted) this.controller.abort(new Abandoned('abandoned'));
@@ -119,13 +143,21 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     clearTimeout(this.timer);
     const { ctx, settings } = this;
     if (this.mode === 'stream') {
-      if (!this.relay!.done) return this.fail(badAnswer(settings.upstream, 'the stream ended without [DONE]', true), true);
+      if (!this.relay!.done) { this.report('failure'); return this.fail(badAnswer(settings.upstream, 'the stream ended without [DONE]', true), true); }
+      this.report('ok');
       return this.reply.endStream(ctx);
     }
     if (this.mode === 'sniff') return this.fail(badAnswer(settings.upstream, 'the answer was empty'), true);
     const text = this.chunks.length === 1 ? this.chunks[0].toString('utf8') : Buffer.concat(this.chunks).toString('utf8');
     this.chunks = [];
-    if (this.mode === 'error') return this.fail(fromUpstreamStatus(this.status, text, settings.upstream, this.headers['retry-after']), true);
+    if (this.mode === 'error') {
+      const status = this.status;
+      // 5xx and 429 say nothing about the request: another endpoint may answer it. Other 4xx would only repeat.
+      if (status === 429) this.report('failure', retryAfterMs(this.headers['retry-after']) ?? 0);
+      else this.report(status >= 500 ? 'failure' : 'neutral');
+      if ((status >= 500 || status === 429) && this.attempt.retry('failed')) return;
+      return this.fail(fromUpstreamStatus(status, text, settings.upstream, this.headers['retry-after']), true);
+    }
     let body: string;
     try {
       const answer = settings.format.respondJson(ctx, text, settings.upstream);
@@ -134,8 +166,10 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
       // Output policy on JSON answers: only when a plugin asks is the answer parsed again.
       if (this.pipeline.onResponseBody.length > 0) body = JSON.stringify(runResponseBodyHooks(this.pipeline, ctx, JSON.parse(body) as Record<string, unknown>));
     } catch (err) {
+      this.report('failure');
       return this.fail(err, true);
     }
+    this.report('ok');
     this.reply.json(ctx, body);
   }
 
@@ -143,14 +177,18 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     if (error instanceof Abandoned || this.finished) return;
     const err = error as NodeJS.ErrnoException;
     const code = typeof err.code === 'string' ? err.code : undefined;
-    // A connection the backend closed while idle fails before any answer: try once more on a fresh one.
-    if (this.retry && this.mode === undefined && code !== undefined && DROPPED.has(code) && !this.timedOut) {
+    const timedOut = this.timedOut || (code !== undefined && TIMEOUTS.has(code));
+    const phase = this.phase(code);
+    // A dropped idle connection says nothing of the backend's health; a refusal, a reset or a timeout does.
+    const dropped = this.mode === undefined && code !== undefined && DROPPED.has(code) && !timedOut;
+    this.report(dropped ? 'neutral' : 'failure');
+    // Nothing reached the client yet: the request may go again, elsewhere or on a fresh connection.
+    if (this.mode === undefined && !timedOut && (dropped || phase === 'connect') && this.attempt.retry(dropped ? 'dropped' : 'failed')) {
       this.finished = true;
       clearTimeout(this.timer);
-      return this.retry();
+      return;
     }
-    const timedOut = this.timedOut || (code !== undefined && TIMEOUTS.has(code));
-    this.fail(fromSocketError(err, timedOut, this.settings.upstream, this.phase(code)));
+    this.fail(fromSocketError(err, timedOut, this.settings.upstream, phase));
   }
 
   private phase(code: string | undefined): Phase {
@@ -180,8 +218,15 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     setTimeout(() => { if (!this.finished) this.abandon(); }, AFTER_DONE_MS).unref();
   }
 
+  private report(result: 'ok' | 'failure' | 'neutral', rateLimitedMs?: number): void {
+    if (this.reported) return;
+    this.reported = true;
+    this.attempt.done(result, rateLimitedMs);
+  }
+
   /** Ends the call with an error; `ended` when the backend's answer is already complete. */
   private fail(err: unknown, ended = false): void {
+    if (this.timedOut) this.report('failure');
     if (!ended) this.abandon();
     this.finished = true;
     clearTimeout(this.timer);

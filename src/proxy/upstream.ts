@@ -1,5 +1,8 @@
-// One upstream = one undici Pool (keep-alive connections to one backend),
-// built when the config loads. Per request the backend gets exactly the
+// One upstream = a fleet of endpoints (one, or several with weights), each an
+// undici Pool of keep-alive connections, built when the config loads. A
+// request goes to the endpoint the picker chooses among those in rotation;
+// while nothing has reached the client, a connect failure, a 5xx or a 429 is
+// tried again on another endpoint (at most retry.attempts more). Per request the backend gets exactly the
 // headers it may see: the configured upstream headers, content type, accept
 // and x-request-id. The client's Authorization, cookies and hop-by-hop
 // headers never reach a backend, because they are never copied.
@@ -10,7 +13,10 @@ import type { Pipeline } from '../pipeline/pipeline';
 import type { Format } from './formats/format';
 import { nativeFormat } from './formats/native';
 import { openaiFormat } from './formats/openai';
-import { UpstreamCall, type CallSettings } from './call';
+import { UpstreamCall, type Attempt, type CallSettings } from './call';
+import { Member, recordAttempt, recordRateLimited } from '../fleet/member';
+import { createPicker } from '../fleet/picker';
+import { GatewayError } from '../errors';
 import type { Reply } from './reply';
 
 export interface Upstream {
@@ -24,9 +30,15 @@ export interface Upstream {
 /** Idle keep-alive connections are closed before a typical server's own idle timeout (Node's is 5 s). */
 export const KEEP_ALIVE_MS = 4_000;
 
-export function createUpstream(name: string, config: UpstreamConfig & { url: string }, pipeline: Pipeline, reply: Reply): Upstream {
-  const url = new URL(config.url);
-  const base = url.pathname.replace(/\/+$/, '');
+/** An endpoint of the fleet with its connection pool. */
+interface Backend {
+  member: Member;
+  origin: string;
+  base: string;
+  pool: Pool;
+}
+
+export function createUpstream(name: string, config: UpstreamConfig & { members: ReadonlyArray<{ url: string; weight: number }> }, pipeline: Pipeline, reply: Reply): Upstream {
   const options = {
     keepAliveTimeout: KEEP_ALIVE_MS,
     // The call's own timer bounds the wait for the head and each silence after it (to the millisecond).
@@ -34,13 +46,19 @@ export function createUpstream(name: string, config: UpstreamConfig & { url: str
     bodyTimeout: 0,
     connect: { timeout: config.timeoutMs },
   };
-  const pool = new Pool(url.origin, { ...options, connections: config.maxSockets });
+  const backends: Backend[] = config.members.map((m, i) => {
+    const url = new URL(m.url);
+    return { member: new Member(m.url, m.weight, i), origin: url.origin, base: url.pathname.replace(/\/+$/, ''), pool: new Pool(url.origin, { ...options, connections: config.maxSockets }) };
+  });
+  const members = backends.map((b) => b.member);
+  const picker = createPicker(config.picker);
+  const health = config.health;
   /**
    * A retry after a connection died unanswered goes over a connection of its
    * own: the pool's other idle connections to this backend may be dead too.
    */
-  const freshConnection = (): Dispatcher => {
-    const client = new Client(url.origin, options);
+  const freshConnection = (b: Backend): Dispatcher => {
+    const client = new Client(b.origin, options);
     setImmediate(() => void client.close()); // closes once its one request is done
     return client;
   };
@@ -48,16 +66,41 @@ export function createUpstream(name: string, config: UpstreamConfig & { url: str
   const headers = Object.fromEntries(Object.entries(config.headers).map(([k, v]) => [k.toLowerCase(), v]));
   const settings: CallSettings = { upstream: name, format, timeoutMs: config.timeoutMs, maxAnswerBytes: config.maxAnswerBytes, maxEventBytes: config.maxEventBytes };
 
-  const send = (ctx: Context, path: string, body: string, dispatcher: Dispatcher): void => {
-    const retry = dispatcher === pool ? () => send(ctx, path, body, freshConnection()) : undefined;
-    const call = new UpstreamCall(ctx, settings, pipeline, reply, retry);
+  /** One attempt on one endpoint; `tried` holds the endpoints this request already failed on. */
+  const send = (ctx: Context, path: string, body: string, b: Backend, tried: Set<Member>, fresh: boolean): void => {
+    const { member } = b;
+    const now = Date.now();
+    if (member.ejectedUntil !== 0 && now >= member.ejectedUntil) member.trialInFlight = true; // half-open: this is its trial
+    member.inflight++;
+    tried.add(member);
+    const attempt: Attempt = {
+      done(result, rateLimitedMs) {
+        member.inflight--;
+        if (rateLimitedMs !== undefined) recordRateLimited(member, rateLimitedMs || undefined, members, health, Date.now());
+        else recordAttempt(member, result, members, health, Date.now());
+      },
+      retry(why) {
+        if (ctx.closed || tried.size > config.retry.attempts) return false;
+        const next = backendFor(Date.now(), tried);
+        if (next !== undefined) return send(ctx, path, body, next, tried, false), true;
+        // A lone endpoint whose idle connection was dropped: once more, on a fresh connection.
+        if (why === 'dropped' && !fresh) return send(ctx, path, body, b, tried, true), true;
+        return false;
+      },
+    };
+    const call = new UpstreamCall(ctx, settings, pipeline, reply, attempt);
     ctx.forwarding.abortUpstream = () => call.abandon();
-    dispatcher.dispatch({
-      path: base + path,
+    (fresh ? freshConnection(b) : b.pool).dispatch({
+      path: b.base + path,
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json', accept: ctx.stream ? 'text/event-stream' : 'application/json', 'x-request-id': ctx.id },
       body,
     }, call);
+  };
+
+  const backendFor = (now: number, tried?: ReadonlySet<Member>): Backend | undefined => {
+    const m = picker.pick(members, now, tried);
+    return m === undefined ? undefined : backends[m.index];
   };
 
   return {
@@ -65,8 +108,20 @@ export function createUpstream(name: string, config: UpstreamConfig & { url: str
     format,
     forward(ctx, path, body) {
       ctx.forwarding.interrupt = (err) => reply.fail(ctx, err);
-      send(ctx, path, body, pool);
+      const now = Date.now();
+      const b = backendFor(now);
+      if (b === undefined) return reply.fail(ctx, unavailable(name, members, now));
+      send(ctx, path, body, b, new Set(), false);
     },
-    close: () => pool.destroy(),
+    close: async () => { await Promise.all(backends.map((b) => b.pool.destroy())); },
   };
+}
+
+/** Every endpoint is out of rotation: fail fast, and say when the first comes back. */
+function unavailable(upstream: string, members: readonly Member[], now: number): GatewayError {
+  const back = Math.min(...members.map((m) => m.ejectedUntil));
+  const seconds = Math.max(1, Math.ceil((back - now) / 1000));
+  return new GatewayError('upstream_unavailable', 'Every backend for this model is out of rotation after repeated failures. Retry after the time in Retry-After.', {
+    headers: { 'retry-after': String(seconds) }, details: { kind: 'connect', upstream, phase: 'queue', code: 'ALL_EJECTED' },
+  });
 }

@@ -156,7 +156,7 @@ describe('parseConfigText / validateConfig', () => {
       expect.stringMatching(/^routes\[0\]\.endpoints\[0\]: /),
       expect.stringMatching(/^routes\[1\]\.model: /),
       'keys[0].org: unknown org "nobody"',
-      'upstreams.bare.url: required for format native',
+      'upstreams.bare.url: required for format native (or endpoints: [{url, weight}])',
       'routes[0].upstream: unknown upstream "vlm"',
       'plugins[0].name: unknown plugin "bogus"',
     ]);

@@ -1,0 +1,54 @@
+// Picks the endpoint for an attempt among those available. least_inflight:
+// power of two choices, the one with fewer requests in flight per unit of
+// weight (a random pair, weighted draw), so load spreads without a global
+// scan or a herd. round_robin: the next available one, weights as repeats.
+import type { Member } from './member';
+
+export type PickerKind = 'least_inflight' | 'round_robin';
+
+export interface Picker {
+  /** An available endpoint not in `exclude`, or undefined when none is. */
+  pick(members: readonly Member[], now: number, exclude?: ReadonlySet<Member>): Member | undefined;
+}
+
+function weightedDraw(candidates: readonly Member[], total: number, random: () => number): Member {
+  let r = random() * total;
+  for (const m of candidates) {
+    r -= m.weight;
+    if (r < 0) return m;
+  }
+  return candidates[candidates.length - 1];
+}
+
+export function leastInflight(random: () => number = Math.random): Picker {
+  return {
+    pick(members, now, exclude) {
+      const candidates = members.filter((m) => m.available(now) && !exclude?.has(m));
+      if (candidates.length <= 1) return candidates[0];
+      const total = candidates.reduce((sum, m) => sum + m.weight, 0);
+      const a = weightedDraw(candidates, total, random);
+      let b = weightedDraw(candidates, total, random);
+      for (let i = 0; i < 3 && b === a; i++) b = weightedDraw(candidates, total, random);
+      return a.inflight / a.weight <= b.inflight / b.weight ? a : b;
+    },
+  };
+}
+
+export function roundRobin(): Picker {
+  let turn = 0;
+  return {
+    pick(members, now, exclude) {
+      const slots = members.flatMap((m) => Array<Member>(m.weight).fill(m));
+      for (let i = 0; i < slots.length; i++) {
+        const m = slots[(turn + i) % slots.length];
+        if (m.available(now) && !exclude?.has(m)) {
+          turn = (turn + i + 1) % slots.length;
+          return m;
+        }
+      }
+      return undefined;
+    },
+  };
+}
+
+export const createPicker = (kind: PickerKind): Picker => (kind === 'round_robin' ? roundRobin() : leastInflight());

@@ -1,0 +1,121 @@
+// Several endpoints behind one upstream: a request goes to one in rotation,
+// and while nothing has reached the client a refused connection, a 5xx or a
+// 429 is tried on another; endpoints that keep failing leave the rotation, a
+// whole pool down fails fast with 503 upstream_unavailable and Retry-After,
+// and an endpoint comes back through one trial request.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startBackend, type Backend } from '../support/backends';
+import { makeKey, startGateway, type TestGateway } from '../support/gateway';
+import { bearer, post, postSse } from '../support/http';
+import { expectError } from '../support/errors';
+
+/** A backend that always answers `status` (counting what it saw). */
+async function failing(status: number): Promise<{ url: string; seen: () => number; close(): Promise<void> }> {
+  let seen = 0;
+  const server: Server = createServer((req, res) => {
+    seen++;
+    req.resume();
+    req.on('end', () => { res.writeHead(status, { 'content-type': 'application/json' }); res.end('{"error":{"message":"busy"}}'); });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, seen: () => seen, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+}
+
+async function closedPort(): Promise<{ url: string; port: number }> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return { url: `http://127.0.0.1:${port}/v1`, port };
+}
+
+describe('fleets', () => {
+  let good: Backend;
+  let overloaded: Awaited<ReturnType<typeof failing>>;
+  let gw: TestGateway;
+  const alice = makeKey('alice');
+  const chat = (model: string, extra: object = {}) => post(`${gw.url}/v1/chat/completions`, { model, messages: [{ role: 'user', content: 'hi' }], ...extra }, bearer(alice.key));
+  let lone: { url: string; port: number };
+
+  beforeAll(async () => {
+    good = await startBackend({ format: 'openai', events: 2, gapMs: 0 });
+    overloaded = await failing(503);
+    const dead = await closedPort();
+    lone = await closedPort();
+    gw = await startGateway({
+      keys: [alice.entry],
+      upstreams: {
+        fleet: {
+          endpoints: [{ url: good.base }, { url: dead.url }, { url: overloaded.url }],
+          retry: { attempts: 2 },
+          health: { consecutiveFailures: 3, baseEjectionMs: 60_000, maxEjectedShare: 0.67 },
+        },
+        lone: { url: lone.url, health: { consecutiveFailures: 3, baseEjectionMs: 300 } },
+      },
+      routes: [{ model: 'lone-*', upstream: 'lone' }, { model: '*', upstream: 'fleet' }],
+    });
+  });
+  afterAll(async () => { await gw.close(); await good.close(); await overloaded.close(); });
+
+  it('answers every request though two of three endpoints fail, and takes the failing ones out of rotation', async () => {
+    const before = good.requests.length;
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) statuses.push((await chat('ok-a', i % 2 ? { stream: false } : {})).status);
+    expect(statuses).toEqual(Array(30).fill(200));
+    expect(good.requests.length - before).toBe(30);
+    // Once ejected (3 failures each), the failing endpoints see nothing more.
+    const overloadedSeen = overloaded.seen();
+    for (let i = 0; i < 10; i++) expect((await chat('ok-a')).status).toBe(200);
+    expect(overloaded.seen()).toBe(overloadedSeen);
+    expect(overloadedSeen).toBeLessThanOrEqual(3);
+  });
+
+  it('retries a stream whose first attempt failed before anything reached the client', async () => {
+    // Round robin starts with the overloaded endpoint: its 503 must not reach the client.
+    const rr = await startGateway({
+      keys: [alice.entry],
+      upstreams: { f: { endpoints: [{ url: overloaded.url }, { url: good.base }], picker: 'round_robin', retry: { attempts: 1 } } },
+      routes: [{ model: '*', upstream: 'f' }],
+    });
+    try {
+      const seen = overloaded.seen();
+      const res = await postSse(`${rr.url}/v1/chat/completions`, { model: 'ok-a', stream: true, messages: [{ role: 'user', content: 'hi' }] }, bearer(alice.key));
+      expect(overloaded.seen()).toBe(seen + 1);
+      expect(res.status).toBe(200);
+      expect(res.events.at(-1)!.data).toBe('[DONE]');
+      expect(res.raw).not.toContain('error');
+    } finally {
+      await rr.close();
+    }
+  });
+
+  it('fails fast with 503 upstream_unavailable once a lone endpoint is out, and lets it back in through one trial', async () => {
+    for (let i = 0; i < 3; i++) expectError(await chat('lone-a'), 502, 'upstream_error', null);
+    const started = Date.now();
+    const refused = await chat('lone-a');
+    expectError(refused, 503, 'upstream_unavailable', null);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Date.now() - started).toBeLessThan(100);
+    // The backend comes back on the same port; after the ejection, one trial brings the endpoint back.
+    const revived = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const body = JSON.stringify({ id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'back' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      });
+    });
+    await new Promise<void>((resolve) => revived.listen(lone.port, '127.0.0.1', resolve));
+    try {
+      await new Promise((r) => setTimeout(r, 350));
+      const back = await chat('lone-a');
+      expect(back.status).toBe(200);
+      expect(back.body.choices[0].message.content).toBe('back');
+      expect((await chat('lone-a')).status).toBe(200);
+    } finally {
+      revived.closeAllConnections();
+      await new Promise<void>((resolve) => revived.close(() => resolve()));
+    }
+  });
+});

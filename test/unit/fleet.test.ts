@@ -1,0 +1,89 @@
+// The fleet's pure parts: picking among endpoints and passive health.
+import { Member, recordAttempt, recordRateLimited, type HealthSettings } from '../../src/fleet/member';
+import { leastInflight, roundRobin } from '../../src/fleet/picker';
+
+const health: HealthSettings = { consecutiveFailures: 3, baseEjectionMs: 1000, maxEjectionMs: 8000, maxEjectedShare: 0.5, maxRetryAfterMs: 60_000 };
+const pool = (n: number, weights: number[] = []) => Array.from({ length: n }, (_, i) => new Member(`http://b${i}`, weights[i] ?? 1, i));
+
+describe('least in-flight, power of two choices', () => {
+  it('prefers the less loaded of the two it draws, per unit of weight', () => {
+    const [a, b] = pool(2);
+    a.inflight = 5;
+    const picker = leastInflight(() => 0.99); // draws b first, then a
+    expect(picker.pick([a, b], 0)).toBe(b);
+    b.inflight = 9;
+    expect(leastInflight(() => 0.1).pick([a, b], 0)).toBe(a);
+  });
+
+  it('spreads by weight when nothing is in flight', () => {
+    const members = pool(2, [3, 1]);
+    let seed = 1;
+    const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+    const picker = leastInflight(random);
+    const counts = [0, 0];
+    for (let i = 0; i < 4000; i++) counts[picker.pick(members, 0)!.index]++;
+    expect(counts[0] / counts[1]).toBeGreaterThan(1.5);
+  });
+
+  it('skips ejected and excluded endpoints, and answers undefined when none is left', () => {
+    const [a, b] = pool(2);
+    a.ejectedUntil = 10_000;
+    expect(leastInflight().pick([a, b], 0)).toBe(b);
+    expect(leastInflight().pick([a, b], 0, new Set([b]))).toBeUndefined();
+  });
+});
+
+describe('round robin', () => {
+  it('takes turns, weights as repeats, skipping endpoints out of rotation', () => {
+    const members = pool(3, [2, 1, 1]);
+    const picker = roundRobin();
+    expect(Array.from({ length: 8 }, () => picker.pick(members, 0)!.index)).toEqual([0, 0, 1, 2, 0, 0, 1, 2]);
+    members[1].ejectedUntil = 100;
+    expect(Array.from({ length: 4 }, () => picker.pick(members, 0)!.index)).toEqual([0, 0, 2, 0]);
+  });
+});
+
+describe('passive health', () => {
+  it('ejects after consecutive failures, for longer each time, and lets one trial through when it ends', () => {
+    const members = pool(4);
+    const [m] = members;
+    for (let i = 0; i < 3; i++) recordAttempt(m, 'failure', members, health, 0);
+    expect(m.ejectedUntil).toBe(1000);
+    expect(m.available(500)).toBe(false);
+    expect(m.available(1000)).toBe(true);
+    m.trialInFlight = true; // the trial is under way: nobody else goes there
+    expect(m.available(1001)).toBe(false);
+    recordAttempt(m, 'failure', members, health, 1100); // a failed trial: straight back out, twice as long
+    expect(m.ejectedUntil).toBe(1100 + 2000);
+    recordAttempt(m, 'ok', members, health, 3200);
+    expect({ ejectedUntil: m.ejectedUntil, ejections: m.ejections }).toEqual({ ejectedUntil: 0, ejections: 0 });
+  });
+
+  it('resets the count on a success and ignores neutral outcomes', () => {
+    const members = pool(2);
+    recordAttempt(members[0], 'failure', members, health, 0);
+    recordAttempt(members[0], 'failure', members, health, 0);
+    recordAttempt(members[0], 'neutral', members, health, 0);
+    recordAttempt(members[0], 'ok', members, health, 0);
+    recordAttempt(members[0], 'failure', members, health, 0);
+    expect(members[0].ejectedUntil).toBe(0);
+  });
+
+  it('never ejects more than the allowed share of a pool, but may eject a lone endpoint', () => {
+    const members = pool(2);
+    for (let i = 0; i < 3; i++) recordAttempt(members[0], 'failure', members, health, 0);
+    for (let i = 0; i < 3; i++) recordAttempt(members[1], 'failure', members, health, 0);
+    expect([members[0].isEjected(1), members[1].isEjected(1)]).toEqual([true, false]);
+    const lone = pool(1);
+    for (let i = 0; i < 3; i++) recordAttempt(lone[0], 'failure', lone, health, 0);
+    expect(lone[0].isEjected(1)).toBe(true);
+  });
+
+  it('takes a rate-limited endpoint out until its Retry-After, capped', () => {
+    const members = pool(4);
+    recordRateLimited(members[0], 7000, members, health, 0);
+    expect(members[0].ejectedUntil).toBe(7000);
+    recordRateLimited(members[1], 10 * 60_000, members, health, 0);
+    expect(members[1].ejectedUntil).toBe(60_000);
+  });
+});
