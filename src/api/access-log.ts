@@ -33,6 +33,7 @@ export function logAccess(logger: Logger, ctx: Context, outcome: Outcome): void 
     upstreamFirstByteMs: round(ctx.timings.upstreamFirstByte),
     firstEventMs: round(ctx.timings.firstEvent),
     upstreamError: upstreamCause(ctx),
+    skippedEvents: ctx.forwarding.skippedEvents || undefined,
     tokens: ctx.usage && { prompt: ctx.usage.prompt_tokens, completion: ctx.usage.completion_tokens, total: ctx.usage.total_tokens, estimated: ctx.usage.estimated },
   }, 'request');
 }

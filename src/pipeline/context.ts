@@ -35,6 +35,8 @@ export class Forwarding {
   streaming = false;
   /** Characters of generated text relayed so far; the usage estimate of a stream cut short. */
   streamedChars = 0;
+  /** Stream events skipped because they were not JSON objects (the access log counts them). */
+  skippedEvents = 0;
   /** True once the response's fate is decided (sent, or failed once). */
   settled = false;
   /** Hands an error to the error middleware (set by the router before forwarding). */

@@ -143,9 +143,10 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     clearTimeout(this.timer);
     const { ctx, settings } = this;
     if (this.mode === 'stream') {
-      if (!this.relay!.done) { this.report('failure'); return this.fail(badAnswer(settings.upstream, 'the stream ended without [DONE]', true), true); }
+      // Closed cleanly after every finish reason but without [DONE]: finished properly; cut before one: a failure.
+      if (!this.relay!.done && !this.relay!.finishIfComplete()) { this.report('failure'); return this.fail(badAnswer(settings.upstream, 'the stream ended before it was complete', true), true); }
       this.report('ok');
-      return this.reply.endStream(ctx);
+      return this.reply.endStream(ctx); // no-op when finishIfComplete has ended it
     }
     if (this.mode === 'sniff') return this.fail(badAnswer(settings.upstream, 'the answer was empty'), true);
     const text = this.chunks.length === 1 ? this.chunks[0].toString('utf8') : Buffer.concat(this.chunks).toString('utf8');

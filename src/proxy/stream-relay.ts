@@ -23,6 +23,7 @@ export class StreamRelay {
   private readonly decoder = new StringDecoder('utf8');
   private readonly parser: SseParser;
   private batch = '';
+  private readonly emit: (payload: string) => void;
 
   constructor(
     private readonly ctx: Context,
@@ -32,7 +33,7 @@ export class StreamRelay {
     upstream: string,
     maxEventBytes: number,
   ) {
-    const emit = (payload: string): void => {
+    const emit = this.emit = (payload: string): void => {
       if (payload === '[DONE]') {
         // Plugins' last events go out before [DONE], as the stream's final word.
         if (pipeline.onStreamEnd.length > 0) for (const extra of runStreamEndHooks(pipeline, ctx)) this.batch += `data: ${extra}\n\n`;
@@ -48,6 +49,15 @@ export class StreamRelay {
 
   get done(): boolean {
     return this.transformer.done;
+  }
+
+  /** The backend closed without [DONE]: ends the client's stream as a success if the answer was complete. */
+  finishIfComplete(): boolean {
+    if (!this.transformer.finishIfComplete(this.emit)) return false;
+    const batch = this.batch;
+    this.batch = '';
+    this.source.end(batch);
+    return true;
   }
 
   /** One chunk from the backend. Returns true once [DONE] has ended the client's stream. */

@@ -53,6 +53,16 @@ describe('hostile backends', () => {
     expect(res.raw).not.toContain('[DONE]');
   });
 
+  it('finishes a complete stream closed without [DONE], with its usage, and skips an event that is not JSON', async () => {
+    const closed = await stream('no-done');
+    const data = closed.events.map((e) => e.data);
+    expect(data.at(-1)).toBe('[DONE]');
+    expect(JSON.parse(data.at(-2)!)).toMatchObject({ choices: [{ finish_reason: 'stop' }], usage: { total_tokens: 3 } });
+    const skipped = await stream('bad-event');
+    expect(skipped.events.map((e) => e.data).filter((d) => d !== '[DONE]').map((d) => JSON.parse(d).choices[0].delta.content).filter(Boolean)).toEqual(['a', 'b']);
+    expect(skipped.raw).not.toContain('error');
+  });
+
   it('relays a native stream whose choices is not an array without failing', async () => {
     const res = await stream('odd-choices');
     expect(res.events.map((e) => e.data)).toEqual([JSON.stringify({ choices: 42 }), '[DONE]']);

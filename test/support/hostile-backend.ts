@@ -10,6 +10,8 @@
 //   hold          answers after `holdMs` (occupies a socket)
 //   drop-reused   answers on a fresh connection; on a reused one, closes it unanswered
 //                 (a keep-alive socket the backend dropped while idle, without a hint)
+//   no-done       a complete stream (finish reason, usage) closed without [DONE]
+//   bad-event     a stream with one event that is not JSON between healthy ones
 //   ok            a plain answer
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -64,6 +66,13 @@ export async function startHostileBackend(opts: { hugeBytes?: number; holdMs?: n
         return void res.on('close', () => clearTimeout(timer));
       }
       case 'deep-event': { const send = sse(res); send(chunk('a')); send(chunk('@DEEP@').replace('"@DEEP@"', deep(100_000))); send('[DONE]'); return void res.end(); }
+      case 'no-done': {
+        const send = sse(res);
+        send(chunk('a'));
+        send(JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: { prompt_tokens: 2, completion_tokens: 1, total_tokens: 3 } }));
+        return void res.end();
+      }
+      case 'bad-event': { const send = sse(res); send(chunk('a')); send('{not json'); send(chunk('b')); send('[DONE]'); return void res.end(); }
       case 'odd-choices': { const send = sse(res); send(JSON.stringify({ choices: 42 })); send('[DONE]'); return void res.end(); }
       case 'endless-event': { sse(res); res.write('data: '); return void res.end('y'.repeat(hugeBytes)); }
       case 'linger': {

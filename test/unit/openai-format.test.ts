@@ -5,7 +5,7 @@ import type { GatewayError } from '../../src/errors';
 
 // The format reads only the request part of a context and writes ctx.usage.
 const chatCtx = (model_params: Record<string, unknown> = {}, stream = false) =>
-  ({ model: 'client-model', stream, forwarding: { streamedChars: 0 }, texts: ['12345678'], chat: { model: 'client-model', stream, model_params, messages: [{ role: 'user', content: '12345678' }], texts: ['12345678'] } }) as unknown as Context;
+  ({ model: 'client-model', stream, forwarding: { streamedChars: 0, skippedEvents: 0 }, texts: ['12345678'], chat: { model: 'client-model', stream, model_params, messages: [{ role: 'user', content: '12345678' }], texts: ['12345678'] } }) as unknown as Context;
 const imageCtx = () => ({ model: 'img', stream: false, texts: ['p'], image: { model: 'img', prompt: 'p', model_params: { n: 2, size: null }, texts: ['p'] } }) as unknown as Context;
 
 /** Feeds backend events to a fresh transformer and returns what it emitted. */
@@ -95,11 +95,21 @@ describe('openai format: stream', () => {
     expect(out.at(-1)).toBe('[DONE]');
   });
 
-  it.each(['null', '42', '"text"'])('calls an event that is JSON but not an object (%s) a bad backend answer', (data) => {
-    const transformer = openaiFormat.streamTransformer(chatCtx({}, true), 'b');
-    let err: GatewayError | undefined;
-    try { transformer.push(data, () => undefined); } catch (e) { err = e as GatewayError; }
-    expect(err).toMatchObject({ reason: 'upstream_error', status: 502, details: { kind: 'stream', upstream: 'b' } });
+  it.each(['null', '42', '"text"', 'nope', '{"half":'])('skips and counts an event that is not a JSON object (%s), and goes on', (data) => {
+    const { out, ctx } = run([chunk([{ index: 0, delta: { content: 'a' } }]), data, chunk([{ index: 0, delta: { content: 'b' } }])]);
+    expect(out.map((c) => c.choices[0].delta.content)).toEqual(['a', 'b']);
+    expect(ctx.forwarding.skippedEvents).toBe(1);
+  });
+
+  it('finishes a stream the backend closed after its finish reason without [DONE], and not one cut before it', () => {
+    const t = openaiFormat.streamTransformer(chatCtx({}, true), 'b');
+    const out: string[] = [];
+    t.push(JSON.stringify(chunk([{ index: 0, delta: { content: 'a' }, finish_reason: null }])), (p) => out.push(p));
+    expect(t.finishIfComplete((p) => out.push(p))).toBe(false);
+    t.push(JSON.stringify(chunk([{ index: 0, delta: {}, finish_reason: 'length' }])), (p) => out.push(p));
+    expect(t.finishIfComplete((p) => out.push(p))).toBe(true);
+    expect(out.at(-1)).toBe('[DONE]');
+    expect(JSON.parse(out.at(-2)!)).toMatchObject({ choices: [{ index: 0, delta: {}, finish_reason: 'length' }], usage: expect.any(Object) });
   });
 
   it('folds a vLLM stream into the interface\'s chunks', () => {
@@ -151,7 +161,7 @@ describe('openai format: stream', () => {
     expect(out).toEqual([expect.objectContaining({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: expect.any(Object) }), '[DONE]']);
   });
 
-  it.each([['an event that is not JSON', 'nope'], ['an error event', { error: { message: 'overloaded' } }]])('fails on %s with upstream_error', (_what, event) => {
+  it.each([['an event nested too deep', '['.repeat(100) + ']'.repeat(100)], ['an error event', { error: { message: 'overloaded' } }]])('fails on %s with upstream_error', (_what, event) => {
     expect(() => run([chunk([{ index: 0, delta: { content: 'a' } }]), event])).toThrow(expect.objectContaining<Partial<GatewayError>>({ reason: 'upstream_error' }));
   });
 

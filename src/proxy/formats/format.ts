@@ -8,6 +8,13 @@ export interface StreamTransformer {
   push(data: string, emit: (payload: string) => void): void;
   /** True once the backend's `[DONE]` was seen. */
   readonly done: boolean;
+  /**
+   * The backend closed the stream cleanly without `[DONE]`: when every choice
+   * it started had its finish reason, emits what `[DONE]` would have (the last
+   * chunk with usage, then `[DONE]`) and returns true; else false (the answer
+   * was cut, and must not pass as a success).
+   */
+  finishIfComplete(emit: (payload: string) => void): boolean;
 }
 
 /** A JSON answer as the client gets it, and the tokens it cost (reported, else estimated). */

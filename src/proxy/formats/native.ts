@@ -37,6 +37,8 @@ function respondJson(ctx: Context, text: string, upstream: string): JsonAnswer {
 
 class NativeStream implements StreamTransformer {
   done = false;
+  private readonly started = new Set<number>();
+  private readonly finished = new Set<number>();
 
   constructor(private readonly ctx: Context, private readonly upstream: string) {}
 
@@ -57,10 +59,23 @@ class NativeStream implements StreamTransformer {
     // The gateway writes the stream's one error event, so the client sees exactly one.
     if (chunk?.error) throw badAnswer(this.upstream, 'the backend reported an error mid-stream', true);
     // Read defensively: the bytes are the backend's to send, a shape we cannot count is simply not counted.
-    if (Array.isArray(chunk?.choices)) for (const c of chunk.choices) if (typeof c?.delta?.content === 'string') this.ctx.forwarding.streamedChars += c.delta.content.length;
+    if (Array.isArray(chunk?.choices)) {
+      for (const c of chunk.choices) {
+        const index = Number.isInteger(c?.index) ? c.index : 0;
+        this.started.add(index);
+        if (typeof c?.finish_reason === 'string') this.finished.add(index);
+        if (typeof c?.delta?.content === 'string') this.ctx.forwarding.streamedChars += c.delta.content.length;
+      }
+    }
     const usage = readUsage(chunk?.usage);
     if (usage) this.ctx.usage = usage;
     emit(data);
+  }
+
+  finishIfComplete(emit: (payload: string) => void): boolean {
+    if (this.started.size === 0 || [...this.started].some((index) => !this.finished.has(index))) return false;
+    this.push('[DONE]', emit);
+    return true;
   }
 }
 

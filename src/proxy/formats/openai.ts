@@ -106,8 +106,18 @@ class OpenAIStream implements StreamTransformer {
       emit('[DONE]');
       return;
     }
-    const chunk = parseJson(data, this.upstream, true);
-    if (chunk === null || typeof chunk !== 'object' || Array.isArray(chunk)) throw badAnswer(this.upstream, 'an event is not a JSON object', true);
+    if (jsonDepthExceeds(data)) throw badAnswer(this.upstream, `the JSON nests deeper than ${MAX_JSON_DEPTH} levels`, true);
+    let chunk: any;
+    try {
+      chunk = JSON.parse(data);
+    } catch {
+      chunk = undefined;
+    }
+    // One malformed event does not sink an otherwise healthy stream: skipped, and counted in the access log.
+    if (chunk === null || typeof chunk !== 'object' || Array.isArray(chunk)) {
+      this.ctx.forwarding.skippedEvents++;
+      return;
+    }
     if (chunk.error) throw badAnswer(this.upstream, 'the backend reported an error mid-stream', true);
     if (this.id === undefined) {
       this.id = typeof chunk.id === 'string' ? chunk.id : newId('chatcmpl');
@@ -134,6 +144,12 @@ class OpenAIStream implements StreamTransformer {
       out.push({ ...c, index, delta: first ? { role: 'assistant', ...delta } : delta, finish_reason: null });
     }
     if (out.length > 0) emit(this.chunk(out));
+  }
+
+  finishIfComplete(emit: (payload: string) => void): boolean {
+    if (this.started.size === 0 || [...this.started].some((index) => !this.finish.has(index))) return false;
+    this.push('[DONE]', emit);
+    return true;
   }
 
   private chunk(choices: unknown[], usage?: object): string {
