@@ -34,6 +34,8 @@ export function logAccess(logger: Logger, ctx: Context, outcome: Outcome): void 
     firstEventMs: round(ctx.timings.firstEvent),
     upstreamError: upstreamCause(ctx),
     skippedEvents: ctx.forwarding.skippedEvents || undefined,
+    upstreamEndpoint: ctx.forwarding.endpoint,
+    attempts: ctx.forwarding.attempts || undefined,
     tokens: ctx.usage && { prompt: ctx.usage.prompt_tokens, completion: ctx.usage.completion_tokens, total: ctx.usage.total_tokens, estimated: ctx.usage.estimated },
   }, 'request');
 }

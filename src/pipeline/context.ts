@@ -37,6 +37,9 @@ export class Forwarding {
   streamedChars = 0;
   /** Stream events skipped because they were not JSON objects (the access log counts them). */
   skippedEvents = 0;
+  /** Attempts at backends so far, and the endpoint of the last one (for the access log). */
+  attempts = 0;
+  endpoint?: string;
   /** True once the response's fate is decided (sent, or failed once). */
   settled = false;
   /** Hands an error to the error middleware (set by the router before forwarding). */

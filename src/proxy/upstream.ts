@@ -73,6 +73,8 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
     if (member.ejectedUntil !== 0 && now >= member.ejectedUntil) member.trialInFlight = true; // half-open: this is its trial
     member.inflight++;
     tried.add(member);
+    ctx.forwarding.attempts++;
+    ctx.forwarding.endpoint = member.url;
     const attempt: Attempt = {
       done(result, rateLimitedMs) {
         member.inflight--;

@@ -45,7 +45,7 @@ describe('access log', () => {
     expect(requestLines()).toHaveLength(3);
     expect(first).toMatchObject({
       level: 30, msg: 'request', requestId: 'req-json-1', keyId: 'alice', org: 'acme', endpoint: 'chat', version: 'v1',
-      model: 'ok-1', upstream: 'b', stream: false, status: 200,
+      model: 'ok-1', upstream: 'b', upstreamEndpoint: backend.base, attempts: 1, stream: false, status: 200,
       tokens: { prompt: 11, completion: 3, total: 14, estimated: false },
     });
     expect(first.reason).toBeUndefined();
