@@ -22,6 +22,8 @@ export interface Route {
   /** The model name sent upstream; undefined keeps the client's id. */
   upstreamModel?: string;
   dialect: Dialect;
+  /** Models tried in order when this route's backends cannot answer (each with its own route). */
+  fallbacks: readonly string[];
 }
 
 export interface TextPart { type: 'text'; text: string }

@@ -1,7 +1,7 @@
 // The API endpoints, each a short sequence: parse the body, check the key may
 // use the model, find the route, run the request hooks, forward.
 import type { NextFunction, Request, Response } from 'express';
-import { GatewayError } from '../errors';
+import { GatewayError, isGatewayError } from '../errors';
 import { authorizeModel } from '../auth/keys';
 import type { Endpoint } from '../config/schema';
 import type { Context } from '../pipeline/context';
@@ -54,9 +54,39 @@ async function routeAndForward(req: ApiRequest, res: Response, next: NextFunctio
     await pending;
     if (ctx.closed) return; // the client left while a hook was waiting
   }
-  const upstream = runtime.upstreams.get(route.upstream)!;
   ctx.forwarding.fail = next;
+  if (route.fallbacks.length > 0) ctx.forwarding.fallback = fallbackTo(runtime, ctx, endpoint, [...route.fallbacks]);
+  forwardTo(runtime, ctx, endpoint, route, model);
+}
+
+function forwardTo(runtime: Runtime, ctx: Context, endpoint: Endpoint, route: Route, model: string): void {
+  const upstream = runtime.upstreams.get(route.upstream)!;
   upstream.forward(ctx, UPSTREAM_PATH[endpoint], upstream.format.requestBody(ctx, route.upstreamModel ?? model));
+}
+
+/** Failures that say the backends could not answer, not that the request is wrong: a fallback may. */
+const fallsBack = (err: unknown): boolean => isGatewayError(err)
+  && (err.reason === 'upstream_error' || err.reason === 'upstream_unavailable' || err.reason === 'upstream_timeout' || (err.reason === 'upstream_rejected' && err.status === 429));
+
+/**
+ * The route's fallback models, tried in order: each with its own route (upstream,
+ * format, dialect), if the key may use it and its dialect takes this request's
+ * messages. The answer then names the model that answered, and its usage is charged to it.
+ */
+function fallbackTo(runtime: Runtime, ctx: Context, endpoint: Endpoint, left: string[]): (err: unknown) => boolean {
+  const dialect = ctx.route!.dialect;
+  return (err) => {
+    if (!fallsBack(err) || ctx.closed) return false;
+    for (let id = left.shift(); id !== undefined; id = left.shift()) {
+      const next = runtime.routes.resolve(id, endpoint, ctx.version);
+      if (next === undefined || !ctx.principal!.mayUse(id) || (dialect === 'openai' && next.dialect !== 'openai')) continue;
+      ctx.model = id;
+      ctx.route = next;
+      forwardTo(runtime, ctx, endpoint, next, id);
+      return true;
+    }
+    return false;
+  };
 }
 
 export async function chatCompletions(req: Request, res: Response, next: NextFunction): Promise<void> {

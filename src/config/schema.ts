@@ -97,6 +97,8 @@ const routeSchema = z.strictObject({
   versions: z.array(versionSchema).min(1).default(['v1', 'v2']),
   advertise: z.array(z.string().min(1)).optional(),
   dialect: z.enum(['interface', 'openai']).optional(),
+  /** Exact model ids tried in order when this route's backends cannot answer before anything reached the client. */
+  fallbacks: z.array(z.string().min(1)).max(8).optional(),
 });
 
 // A pass-through path: /v1/ or /v2/, then segments of unreserved characters (no "." or ".."

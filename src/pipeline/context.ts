@@ -46,6 +46,8 @@ export class Forwarding {
   fail: (err: unknown) => void = () => undefined;
   /** Ends a forwarded request with an error now: an error event mid-stream, else an error response (set by the proxy). */
   interrupt?: (err: GatewayError) => void;
+  /** Set by the router: sends the request on to the route's next fallback model; false when none may take it. */
+  fallback?: (err: unknown) => boolean;
 }
 
 export class Context implements RequestContext {

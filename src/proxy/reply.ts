@@ -48,6 +48,8 @@ export function createReply(pipeline: Pipeline, logger: Logger): Reply {
     },
     fail(ctx, err) {
       if (ctx.forwarding.settled) return;
+      // Nothing has reached the client yet: a fallback model may still answer.
+      if (!ctx.res.headersSent && ctx.forwarding.fallback?.(err)) return;
       ctx.forwarding.settled = true;
       const d = isGatewayError(err) ? err.details : undefined;
       if (d?.upstream !== undefined && logger.isLevelEnabled('debug')) {

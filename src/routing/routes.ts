@@ -50,11 +50,17 @@ export function compileRoutes(routes: readonly RouteConfig[], problems: string[]
     upstream: r.upstream,
     upstreamModel: r.upstreamModel,
     dialect: r.dialect ?? upstreams[r.upstream]?.dialect ?? 'interface',
+    fallbacks: r.fallbacks ?? [],
     matches: compileGlob(r.model),
     endpoints: new Set(r.endpoints),
     versions: new Set(r.versions),
   }));
   problems.push(...advertiseProblems(routes));
+  // A fallback no route serves would silently never answer.
+  routes.forEach((r, i) => r.fallbacks?.forEach((id, j) => {
+    if (isGlob(id)) problems.push(`routes[${i}].fallbacks[${j}]: "${id}" must be an exact model id`);
+    else if (!compiled.some((c) => c.index !== i && c.matches(id))) problems.push(`routes[${i}].fallbacks[${j}]: no other route serves "${id}"`);
+  }));
 
   // Only answers that found a route are cached, so ids a client makes up cannot fill it.
   const cache = new Map<string, Route>();

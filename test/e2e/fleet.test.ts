@@ -119,3 +119,41 @@ describe('fleets', () => {
     }
   });
 });
+
+describe('fallback models', () => {
+  it('answers from the first fallback that can when the primary cannot, naming the model that answered, and never falls back on a 4xx', async () => {
+    const good = await startBackend({ format: 'openai', events: 2, gapMs: 0 });
+    const dead = await closedPort();
+    const alice = makeKey('alice');
+    const gw = await startGateway({
+      keys: [alice.entry],
+      upstreams: { primary: { url: dead.url }, backup: { url: good.base } },
+      routes: [
+        { model: 'big', upstream: 'primary', fallbacks: ['missing-on-this-endpoint', 'small'] },
+        { model: 'picky', upstream: 'backup', upstreamModel: 'status-400', fallbacks: ['small'] },
+        { model: 'missing-on-this-endpoint', upstream: 'backup', endpoints: ['images'] },
+        { model: 'small', upstream: 'backup', upstreamModel: 'ok-small' },
+      ],
+    });
+    try {
+      const send = (model: string, stream = false) => post(`${gw.url}/v1/chat/completions`, { model, stream, messages: [{ role: 'user', content: 'hi' }] }, bearer(alice.key));
+      const json = await send('big');
+      expect(json.status).toBe(200);
+      expect(json.body.model).toBe('small');
+      expect(good.requests.at(-1)!.body.model).toBe('ok-small');
+      const streamed = await postSse(`${gw.url}/v1/chat/completions`, { model: 'big', stream: true, messages: [{ role: 'user', content: 'hi' }] }, bearer(alice.key));
+      expect(JSON.parse(streamed.events[0].data).model).toBe('small');
+      const before = good.requests.length;
+      expectError(await send('picky'), 400, 'upstream_rejected');
+      expect(good.requests.length - before).toBe(1);
+    } finally {
+      await gw.close();
+      await good.close();
+    }
+  });
+
+  it('refuses a fallback no route serves at load', async () => {
+    await expect(startGateway({ upstreams: { b: { url: 'http://127.0.0.1:9/v1' } }, routes: [{ model: 'a', upstream: 'b', fallbacks: ['nowhere'] }] }))
+      .rejects.toThrow(/routes\[0\]\.fallbacks\[0\]: no other route serves "nowhere"/);
+  });
+});
