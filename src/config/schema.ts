@@ -72,6 +72,8 @@ export const upstreamSchema = z.strictObject({
     maxEjectedShare: z.number().min(0).max(1).default(0.5),
     maxRetryAfterMs: intLike(0, 3_600_000).default(60_000),
   }).prefault({}),
+  /** Active checks, optional: a GET of `path` on each endpoint every `intervalMs` (vLLM serves /health). */
+  healthCheck: z.strictObject({ path: z.string().regex(/^\//, 'must start with /'), intervalMs: intLike(100, 3_600_000).default(5_000) }).optional(),
   /** Further attempts on other endpoints while nothing has reached the client. */
   retry: z.strictObject({ attempts: intLike(0, 10).default(1) }).prefault({}),
   format: z.enum(['openai', 'native', 'demo']).default('openai'),

@@ -16,6 +16,7 @@ import { openaiFormat } from './formats/openai';
 import { UpstreamCall, type Attempt, type CallSettings } from './call';
 import { Member, recordAttempt, recordRateLimited } from '../fleet/member';
 import { createPicker } from '../fleet/picker';
+import { startHealthChecks } from '../fleet/health-check';
 import { GatewayError } from '../errors';
 import type { Reply } from './reply';
 
@@ -51,6 +52,7 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
     return { member: new Member(m.url, m.weight, i), origin: url.origin, base: url.pathname.replace(/\/+$/, ''), pool: new Pool(url.origin, { ...options, connections: config.maxSockets }) };
   });
   const members = backends.map((b) => b.member);
+  const stopChecks = config.healthCheck ? startHealthChecks(members, config.healthCheck, config.health, Math.min(config.timeoutMs, config.healthCheck.intervalMs)) : undefined;
   const picker = createPicker(config.picker);
   const health = config.health;
   /**
@@ -115,7 +117,10 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
       if (b === undefined) return reply.fail(ctx, unavailable(name, members, now));
       send(ctx, path, body, b, new Set(), false);
     },
-    close: async () => { await Promise.all(backends.map((b) => b.pool.destroy())); },
+    close: async () => {
+      stopChecks?.();
+      await Promise.all(backends.map((b) => b.pool.destroy()));
+    },
   };
 }
 

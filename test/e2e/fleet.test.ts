@@ -157,3 +157,40 @@ describe('fallback models', () => {
       .rejects.toThrow(/routes\[0\]\.fallbacks\[0\]: no other route serves "nowhere"/);
   });
 });
+
+describe('active health checks', () => {
+  it('takes an endpoint whose /health fails out of rotation, and brings it back when it passes', async () => {
+    let healthy = false;
+    let completions = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (req.url === '/health') { res.writeHead(healthy ? 200 : 503); return void res.end(); }
+        completions++;
+        const body = JSON.stringify({ id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const alice = makeKey('alice');
+    const gw = await startGateway({
+      keys: [alice.entry],
+      upstreams: { u: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, healthCheck: { path: '/health', intervalMs: 100 }, health: { consecutiveFailures: 2, baseEjectionMs: 60_000 } } },
+      routes: [{ model: '*', upstream: 'u' }],
+    });
+    const send = () => post(`${gw.url}/v1/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, bearer(alice.key));
+    try {
+      await new Promise((r) => setTimeout(r, 350)); // two failed checks
+      expectError(await send(), 503, 'upstream_unavailable', null);
+      expect(completions).toBe(0); // checks only, never a completion
+      healthy = true;
+      await new Promise((r) => setTimeout(r, 250));
+      expect((await send()).status).toBe(200);
+    } finally {
+      await gw.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
