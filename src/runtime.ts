@@ -15,6 +15,7 @@ import type { PluginRegistry } from './pipeline/registry';
 import type { Services } from './pipeline/contract';
 import { createUpstream, type Upstream } from './proxy/upstream';
 import { createReply } from './proxy/reply';
+import { fleetMetrics, type FleetMetrics } from './fleet/metrics';
 import { startDemoBackend, type DemoBackend } from './demo/backend';
 import { compilePassthrough, passthroughProblems, type PassthroughTable } from './passthrough/routes';
 import { createPassthroughProxy, type PassthroughProxy } from './passthrough/proxy';
@@ -26,6 +27,8 @@ export interface Runtime {
   readonly routes: RouteTable;
   readonly pipeline: Pipeline;
   readonly upstreams: ReadonlyMap<string, Upstream>;
+  /** The fleets' counters: ejections, retries, fallbacks. */
+  readonly fleet: FleetMetrics;
   readonly passthrough: PassthroughTable;
   /** By upstream name, for the upstreams a pass-through route names. */
   readonly passthroughProxies: ReadonlyMap<string, PassthroughProxy>;
@@ -102,10 +105,11 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
   const pipeline = await createPipeline(resolved, { config, logger: deps.logger, services: deps.services });
   const upstreams = new Map<string, Upstream>();
   const reply = createReply(pipeline, deps.logger);
+  const fleet = fleetMetrics(deps.services.metrics);
   for (const [name, upstream] of Object.entries(config.upstreams)) {
     const url = upstream.format === 'demo' ? (await demoBackendFor(upstream.url)).url : upstream.url;
     const members = upstream.endpoints ?? [{ url: url!, weight: 1 }];
-    upstreams.set(name, createUpstream(name, { ...upstream, format: upstream.format === 'demo' ? 'native' : upstream.format, members }, pipeline, reply));
+    upstreams.set(name, createUpstream(name, { ...upstream, format: upstream.format === 'demo' ? 'native' : upstream.format, members }, pipeline, reply, fleet));
   }
   const passthroughProxies = new Map<string, PassthroughProxy>();
   for (const name of new Set(config.passthrough.map((p) => p.upstream))) {
@@ -127,6 +131,7 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     routes,
     pipeline,
     upstreams,
+    fleet,
     passthrough: compilePassthrough(config),
     passthroughProxies,
     parseJson: jsonBodyReader(config.server.bodyLimit),

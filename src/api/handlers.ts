@@ -80,6 +80,7 @@ function fallbackTo(runtime: Runtime, ctx: Context, endpoint: Endpoint, left: st
     for (let id = left.shift(); id !== undefined; id = left.shift()) {
       const next = runtime.routes.resolve(id, endpoint, ctx.version);
       if (next === undefined || !ctx.principal!.mayUse(id) || (dialect === 'openai' && next.dialect !== 'openai')) continue;
+      runtime.fleet.fellBack(ctx.route!.upstream, id);
       ctx.model = id;
       ctx.route = next;
       forwardTo(runtime, ctx, endpoint, next, id);

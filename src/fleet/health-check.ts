@@ -11,7 +11,7 @@ export interface HealthCheck {
 }
 
 /** Starts the checks; returns their stop. */
-export function startHealthChecks(members: readonly Member[], check: HealthCheck, health: HealthSettings, timeoutMs: number): () => void {
+export function startHealthChecks(members: readonly Member[], check: HealthCheck, health: HealthSettings, timeoutMs: number, ejected: (m: Member) => void): () => void {
   let running = true;
   const probe = async (member: Member): Promise<void> => {
     const url = new URL(member.url);
@@ -26,7 +26,7 @@ export function startHealthChecks(members: readonly Member[], check: HealthCheck
     }
     if (!running) return;
     // A passing check brings an ejected endpoint back; it does not clear failures of real requests in rotation.
-    if (!ok) recordAttempt(member, 'failure', members, health, Date.now());
+    if (!ok) { if (recordAttempt(member, 'failure', members, health, Date.now())) ejected(member); }
     else if (member.ejectedUntil !== 0) recordAttempt(member, 'ok', members, health, Date.now());
   };
   const timer = setInterval(() => { for (const m of members) void probe(m); }, check.intervalMs);

@@ -40,34 +40,36 @@ export class Member {
 
 export type AttemptResult = 'ok' | 'failure' | 'neutral';
 
-/** Records how an attempt ended; ejects the endpoint when it keeps failing and the pool can spare it. */
-export function recordAttempt(member: Member, result: AttemptResult, pool: readonly Member[], settings: HealthSettings, now: number): void {
+/** Records how an attempt ended; ejects the endpoint when it keeps failing and the pool can spare it. True when it ejected. */
+export function recordAttempt(member: Member, result: AttemptResult, pool: readonly Member[], settings: HealthSettings, now: number): boolean {
   const wasTrial = member.trialInFlight;
   member.trialInFlight = false;
-  if (result === 'neutral') return;
+  if (result === 'neutral') return false;
   if (result === 'ok') {
     member.failures = 0;
     if (member.ejectedUntil !== 0) { member.ejectedUntil = 0; member.ejections = 0; }
-    return;
+    return false;
   }
   member.failures++;
   // A failed trial sends a half-open endpoint straight back out, for longer.
-  if (wasTrial || member.failures >= settings.consecutiveFailures) eject(member, pool, settings, now, ejectionMs(member, settings));
+  if (wasTrial || member.failures >= settings.consecutiveFailures) return eject(member, pool, settings, now, ejectionMs(member, settings));
+  return false;
 }
 
-/** A 429: out of rotation until its Retry-After (capped), or one base ejection without one. */
-export function recordRateLimited(member: Member, retryAfterMs: number | undefined, pool: readonly Member[], settings: HealthSettings, now: number): void {
+/** A 429: out of rotation until its Retry-After (capped), or one base ejection without one. True when it ejected. */
+export function recordRateLimited(member: Member, retryAfterMs: number | undefined, pool: readonly Member[], settings: HealthSettings, now: number): boolean {
   member.trialInFlight = false;
-  eject(member, pool, settings, now, Math.min(retryAfterMs ?? settings.baseEjectionMs, settings.maxRetryAfterMs));
+  return eject(member, pool, settings, now, Math.min(retryAfterMs ?? settings.baseEjectionMs, settings.maxRetryAfterMs));
 }
 
 const ejectionMs = (m: Member, s: HealthSettings): number => Math.min(s.baseEjectionMs * 2 ** m.ejections, s.maxEjectionMs);
 
-function eject(member: Member, pool: readonly Member[], settings: HealthSettings, now: number, ms: number): void {
+function eject(member: Member, pool: readonly Member[], settings: HealthSettings, now: number, ms: number): boolean {
   const out = pool.filter((m) => m !== member && m.isEjected(now)).length;
   // Never more than the allowed share out at once; a lone endpoint may always be ejected (callers fail fast instead of hammering it).
-  if (pool.length > 1 && (out + 1) / pool.length > settings.maxEjectedShare) return;
+  if (pool.length > 1 && (out + 1) / pool.length > settings.maxEjectedShare) return false;
   member.ejectedUntil = now + ms;
   member.ejections++;
   member.failures = 0;
+  return true;
 }

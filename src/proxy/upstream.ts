@@ -17,6 +17,7 @@ import { UpstreamCall, type Attempt, type CallSettings } from './call';
 import { Member, recordAttempt, recordRateLimited } from '../fleet/member';
 import { createPicker } from '../fleet/picker';
 import { startHealthChecks } from '../fleet/health-check';
+import type { FleetMetrics } from '../fleet/metrics';
 import { GatewayError } from '../errors';
 import type { Reply } from './reply';
 
@@ -39,7 +40,7 @@ interface Backend {
   pool: Pool;
 }
 
-export function createUpstream(name: string, config: UpstreamConfig & { members: ReadonlyArray<{ url: string; weight: number }> }, pipeline: Pipeline, reply: Reply): Upstream {
+export function createUpstream(name: string, config: UpstreamConfig & { members: ReadonlyArray<{ url: string; weight: number }> }, pipeline: Pipeline, reply: Reply, metrics: FleetMetrics): Upstream {
   const options = {
     keepAliveTimeout: KEEP_ALIVE_MS,
     // The call's own timer bounds the wait for the head and each silence after it (to the millisecond).
@@ -52,7 +53,10 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
     return { member: new Member(m.url, m.weight, i), origin: url.origin, base: url.pathname.replace(/\/+$/, ''), pool: new Pool(url.origin, { ...options, connections: config.maxSockets }) };
   });
   const members = backends.map((b) => b.member);
-  const stopChecks = config.healthCheck ? startHealthChecks(members, config.healthCheck, config.health, Math.min(config.timeoutMs, config.healthCheck.intervalMs)) : undefined;
+  metrics.watch(name, members);
+  const stopChecks = config.healthCheck
+    ? startHealthChecks(members, config.healthCheck, config.health, Math.min(config.timeoutMs, config.healthCheck.intervalMs), (m) => metrics.ejected(name, m.url, 'check'))
+    : undefined;
   const picker = createPicker(config.picker);
   const health = config.health;
   /**
@@ -80,16 +84,20 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
     const attempt: Attempt = {
       done(result, rateLimitedMs) {
         member.inflight--;
-        if (rateLimitedMs !== undefined) recordRateLimited(member, rateLimitedMs || undefined, members, health, Date.now());
-        else recordAttempt(member, result, members, health, Date.now());
+        if (rateLimitedMs !== undefined) {
+          if (recordRateLimited(member, rateLimitedMs || undefined, members, health, Date.now())) metrics.ejected(name, member.url, 'rate_limited');
+        } else if (recordAttempt(member, result, members, health, Date.now())) {
+          metrics.ejected(name, member.url, 'failures');
+        }
       },
       retry(why) {
         if (ctx.closed || tried.size > config.retry.attempts) return false;
-        const next = backendFor(Date.now(), tried);
-        if (next !== undefined) return send(ctx, path, body, next, tried, false), true;
-        // A lone endpoint whose idle connection was dropped: once more, on a fresh connection.
-        if (why === 'dropped' && !fresh) return send(ctx, path, body, b, tried, true), true;
-        return false;
+        const next = backendFor(Date.now(), tried) ?? (why === 'dropped' && !fresh ? b : undefined);
+        if (next === undefined) return false;
+        metrics.retried(name, why);
+        // Elsewhere if another endpoint is in rotation; else, for a dropped idle connection, on a fresh one.
+        send(ctx, path, body, next, tried, next === b);
+        return true;
       },
     };
     const call = new UpstreamCall(ctx, settings, pipeline, reply, attempt);

@@ -9,6 +9,7 @@ import { startBackend, type Backend } from '../support/backends';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post, postSse } from '../support/http';
 import { expectError } from '../support/errors';
+import { parseExposition, scrape } from '../support/metrics';
 
 /** A backend that always answers `status` (counting what it saw). */
 async function failing(status: number): Promise<{ url: string; seen: () => number; close(): Promise<void> }> {
@@ -54,7 +55,7 @@ describe('fleets', () => {
         lone: { url: lone.url, health: { consecutiveFailures: 3, baseEjectionMs: 300 } },
       },
       routes: [{ model: 'lone-*', upstream: 'lone' }, { model: '*', upstream: 'fleet' }],
-    });
+    }, { metrics: {} });
   });
   afterAll(async () => { await gw.close(); await good.close(); await overloaded.close(); });
 
@@ -69,6 +70,13 @@ describe('fleets', () => {
     for (let i = 0; i < 10; i++) expect((await chat('ok-a')).status).toBe(200);
     expect(overloaded.seen()).toBe(overloadedSeen);
     expect(overloadedSeen).toBeLessThanOrEqual(3);
+    // On the metrics listener: which endpoints are in rotation, why the others left, the retries it took.
+    const samples = parseExposition((await scrape(gw.metrics!.url)).text);
+    const value = (name: string, labels: Record<string, string>) => samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+    expect(value('sluice_upstream_endpoint_up', { upstream: 'fleet', endpoint: good.base })).toBe(1);
+    expect(value('sluice_upstream_endpoint_up', { upstream: 'fleet', endpoint: overloaded.url })).toBe(0);
+    expect(value('sluice_upstream_ejections_total', { upstream: 'fleet', endpoint: overloaded.url, reason: 'failures' })).toBe(1);
+    expect(value('sluice_upstream_retries_total', { upstream: 'fleet', reason: 'failed' })).toBeGreaterThanOrEqual(4);
   });
 
   it('retries a stream whose first attempt failed before anything reached the client', async () => {
