@@ -201,11 +201,11 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
 
   private startRelay(): void {
     const { ctx, settings } = this;
-    this.reply.startStream(ctx);
     this.relay = new StreamRelay(ctx, this.pipeline, settings.format.streamTransformer(ctx, settings.upstream), {
+      head: () => this.reply.startStream(ctx),
       pause: () => this.controller?.pause(),
       resume: () => this.controller?.resume(),
-      fail: (err) => this.fail(err),
+      fail: (err) => this.failStream(err),
       end: (tail) => this.reply.endStream(ctx, tail),
     }, settings.upstream, settings.maxEventBytes);
   }
@@ -217,6 +217,19 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
    */
   private afterDone(): void {
     setTimeout(() => { if (!this.finished) this.abandon(); }, AFTER_DONE_MS).unref();
+  }
+
+  /**
+   * A stream that failed (an error event, a bad event): before its first event
+   * reached the client it may go to another endpoint; after, it ends with the error event.
+   */
+  private failStream(err: unknown): void {
+    this.report('failure');
+    if (!this.ctx.res.headersSent && this.attempt.retry('failed')) {
+      this.abandon();
+      return;
+    }
+    this.fail(err);
   }
 
   private report(result: 'ok' | 'failure' | 'neutral', rateLimitedMs?: number): void {

@@ -11,8 +11,10 @@ import type { StreamTransformer } from './formats/format';
 import { SseParser } from './sse';
 import { badAnswer } from './status';
 
-/** What the relay needs from the backend call: pause, resume, a way to fail, and the reply's end. */
+/** What the relay needs from the backend call: the reply's head and end, pause, resume, and a way to fail. */
 export interface RelaySource {
+  /** Writes the stream's head: called before the first event goes out, never before. */
+  head(): void;
   pause(): void;
   resume(): void;
   fail(err: unknown): void;
@@ -23,6 +25,11 @@ export class StreamRelay {
   private readonly decoder = new StringDecoder('utf8');
   private readonly parser: SseParser;
   private batch = '';
+  /**
+   * Nothing reaches the client before the backend's first event: until then a
+   * failure (an error event first, a reset) can still be retried elsewhere.
+   */
+  private headSent = false;
   private readonly emit: (payload: string) => void;
 
   constructor(
@@ -56,8 +63,15 @@ export class StreamRelay {
     if (!this.transformer.finishIfComplete(this.emit)) return false;
     const batch = this.batch;
     this.batch = '';
+    this.sendHead();
     this.source.end(batch);
     return true;
+  }
+
+  private sendHead(): void {
+    if (this.headSent) return;
+    this.headSent = true;
+    this.source.head();
   }
 
   /** One chunk from the backend. Returns true once [DONE] has ended the client's stream. */
@@ -75,6 +89,7 @@ export class StreamRelay {
       ctx.timings.firstEvent ??= ctx.elapsed();
       const batch = this.batch;
       this.batch = '';
+      this.sendHead();
       if (this.transformer.done && failure === undefined) {
         // [DONE] ends the client's stream now, whether or not the backend closes its side.
         this.source.end(batch);

@@ -202,3 +202,37 @@ describe('active health checks', () => {
     }
   });
 });
+
+describe('a stream whose first event is an error', () => {
+  it('goes to another endpoint, since nothing reached the client yet', async () => {
+    let errorsSent = 0;
+    const erring = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        errorsSent++;
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(`data: ${JSON.stringify({ error: { message: 'engine overloaded' } })}\n\n`);
+      });
+    });
+    await new Promise<void>((resolve) => erring.listen(0, '127.0.0.1', resolve));
+    const good = await startBackend({ format: 'openai', events: 2, gapMs: 0 });
+    const alice = makeKey('alice');
+    const gw = await startGateway({
+      keys: [alice.entry],
+      upstreams: { f: { endpoints: [{ url: `http://127.0.0.1:${(erring.address() as AddressInfo).port}/v1` }, { url: good.base }], picker: 'round_robin' } },
+      routes: [{ model: '*', upstream: 'f' }],
+    });
+    try {
+      const res = await postSse(`${gw.url}/v1/chat/completions`, { model: 'ok-a', stream: true, messages: [{ role: 'user', content: 'hi' }] }, bearer(alice.key));
+      expect(errorsSent).toBe(1);
+      expect(res.status).toBe(200);
+      expect(res.events.at(-1)!.data).toBe('[DONE]');
+      expect(res.raw).not.toContain('overloaded');
+    } finally {
+      await gw.close();
+      await good.close();
+      erring.closeAllConnections();
+      await new Promise<void>((resolve) => erring.close(() => resolve()));
+    }
+  });
+});
