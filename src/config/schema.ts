@@ -75,7 +75,13 @@ export const upstreamSchema = z.strictObject({
   /** Active checks, optional: a GET of `path` on each endpoint every `intervalMs` (vLLM serves /health). */
   healthCheck: z.strictObject({ path: z.string().regex(/^\//, 'must start with /'), intervalMs: intLike(100, 3_600_000).default(5_000) }).optional(),
   /** Further attempts on other endpoints while nothing has reached the client. */
-  retry: z.strictObject({ attempts: intLike(0, 10).default(1) }).prefault({}),
+  retry: z.strictObject({
+    attempts: intLike(0, 10).default(1),
+    /** Retries in flight at most this share of the pool's requests in flight (always 3). */
+    budget: z.number().min(0).max(1).default(0.2),
+    /** No new attempt starts once the request is this old (ms; default: the upstream's timeoutMs). */
+    deadlineMs: intLike(1, 3_600_000).optional(),
+  }).prefault({}),
   format: z.enum(['openai', 'native', 'demo']).default('openai'),
   headers: z.record(z.string(), z.string()).default({}),
   timeoutMs: intLike(1, 3_600_000).default(60_000),

@@ -17,6 +17,7 @@ import { UpstreamCall, type Attempt, type CallSettings } from './call';
 import { Member, recordAttempt, recordRateLimited } from '../fleet/member';
 import { createPicker } from '../fleet/picker';
 import { startHealthChecks } from '../fleet/health-check';
+import { RetryBudget } from '../fleet/retry-budget';
 import type { FleetMetrics } from '../fleet/metrics';
 import { GatewayError } from '../errors';
 import type { Reply } from './reply';
@@ -53,6 +54,8 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
     return { member: new Member(m.url, m.weight, i), origin: url.origin, base: url.pathname.replace(/\/+$/, ''), pool: new Pool(url.origin, { ...options, connections: config.maxSockets }) };
   });
   const members = backends.map((b) => b.member);
+  const budget = new RetryBudget(config.retry.budget);
+  const deadlineMs = config.retry.deadlineMs ?? config.timeoutMs;
   metrics.watch(name, members);
   const stopChecks = config.healthCheck
     ? startHealthChecks(members, config.healthCheck, config.health, Math.min(config.timeoutMs, config.healthCheck.intervalMs), (m) => metrics.ejected(name, m.url, 'check'))
@@ -72,8 +75,10 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
   const headers = Object.fromEntries(Object.entries(config.headers).map(([k, v]) => [k.toLowerCase(), v]));
   const settings: CallSettings = { upstream: name, format, timeoutMs: config.timeoutMs, maxAnswerBytes: config.maxAnswerBytes, maxEventBytes: config.maxEventBytes };
 
-  /** One attempt on one endpoint; `tried` holds the endpoints this request already failed on. */
-  const send = (ctx: Context, path: string, body: string, b: Backend, tried: Set<Member>, fresh: boolean): void => {
+  const inFlight = (): number => members.reduce((sum, m) => sum + m.inflight, 0);
+
+  /** One attempt on one endpoint; `tried` holds the endpoints this request already failed on; `budgeted` when it is a retry taken from the budget. */
+  const send = (ctx: Context, path: string, body: string, b: Backend, tried: Set<Member>, fresh: boolean, budgeted = false): void => {
     const { member } = b;
     const now = Date.now();
     if (member.ejectedUntil !== 0 && now >= member.ejectedUntil) member.trialInFlight = true; // half-open: this is its trial
@@ -84,6 +89,7 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
     const attempt: Attempt = {
       done(result, rateLimitedMs) {
         member.inflight--;
+        if (budgeted) budget.release();
         if (rateLimitedMs !== undefined) {
           if (recordRateLimited(member, rateLimitedMs || undefined, members, health, Date.now())) metrics.ejected(name, member.url, 'rate_limited');
         } else if (recordAttempt(member, result, members, health, Date.now())) {
@@ -91,12 +97,15 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
         }
       },
       retry(why) {
-        if (ctx.closed || tried.size > config.retry.attempts) return false;
+        // Bounded per request (attempts), in time (the deadline covers every attempt) and per pool (the budget).
+        if (ctx.closed || tried.size > config.retry.attempts || ctx.elapsed() >= deadlineMs) return false;
         const next = backendFor(Date.now(), tried) ?? (why === 'dropped' && !fresh ? b : undefined);
-        if (next === undefined) return false;
+        // A dropped idle connection is the pool's own churn, not the backend's load: it spends no budget.
+        const budgeted = why !== 'dropped';
+        if (next === undefined || (budgeted && !budget.tryRetry(inFlight()))) return false;
         metrics.retried(name, why);
         // Elsewhere if another endpoint is in rotation; else, for a dropped idle connection, on a fresh one.
-        send(ctx, path, body, next, tried, next === b);
+        send(ctx, path, body, next, tried, next === b, budgeted);
         return true;
       },
     };

@@ -87,3 +87,15 @@ describe('passive health', () => {
     expect(members[1].ejectedUntil).toBe(60_000);
   });
 });
+
+describe('retry budget', () => {
+  it('allows three retries in flight at once, then at most its share of the requests in flight', async () => {
+    const { RetryBudget } = await import('../../src/fleet/retry-budget');
+    const budget = new RetryBudget(0.2);
+    expect([budget.tryRetry(1), budget.tryRetry(1), budget.tryRetry(1), budget.tryRetry(1)]).toEqual([true, true, true, false]);
+    expect(budget.tryRetry(50)).toBe(true); // 20 % of 50 in flight = 10
+    budget.release();
+    budget.release();
+    expect(budget.tryRetry(1)).toBe(true);
+  });
+});
