@@ -72,6 +72,13 @@ export const upstreamSchema = z.strictObject({
     maxEjectedShare: z.number().min(0).max(1).default(0.5),
     maxRetryAfterMs: intLike(0, 3_600_000).default(60_000),
   }).prefault({}),
+  /** Timeouts that tell silence from slowness, each defaulting to timeoutMs. */
+  timeouts: z.strictObject({
+    connectMs: intLike(1, 3_600_000).optional(),
+    firstByteMs: intLike(1, 3_600_000).optional(),
+    firstEventMs: intLike(1, 3_600_000).optional(),
+    idleMs: intLike(1, 3_600_000).optional(),
+  }).prefault({}),
   /** Active checks, optional: a GET of `path` on each endpoint every `intervalMs` (vLLM serves /health). */
   healthCheck: z.strictObject({ path: z.string().regex(/^\//, 'must start with /'), intervalMs: intLike(100, 3_600_000).default(5_000) }).optional(),
   /** Further attempts on other endpoints while nothing has reached the client. */

@@ -28,6 +28,10 @@ export interface CallSettings {
   upstream: string;
   format: Format;
   timeoutMs: number;
+  /** Silence from slowness, per attempt: until the head, until a stream's first event, between chunks after it. */
+  firstByteMs: number;
+  firstEventMs: number;
+  idleMs: number;
   maxAnswerBytes: number;
   maxEventBytes: number;
 }
@@ -80,10 +84,23 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     /** The fleet's side of the attempt: whether to try again elsewhere, and how it ended. */
     private readonly attempt: Attempt = NO_FLEET,
   ) {
-    this.timer = setTimeout(() => {
-      this.timedOut = true;
-      this.fail(upstreamTimeout(settings.upstream, this.phase(undefined)));
-    }, settings.timeoutMs);
+    this.arm(settings.firstByteMs);
+  }
+
+  /** A stream's head came, its first event not yet: pings do not count as progress. */
+  private awaitingFirstEvent = false;
+
+  private arm(ms: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.timeout(), ms);
+  }
+
+  /** The backend was silent too long: tried elsewhere while nothing reached the client, else the timeout error. */
+  private timeout(): void {
+    this.timedOut = true;
+    this.report('failure');
+    if (!this.ctx.res.headersSent && this.attempt.retry('failed')) return this.abandon();
+    this.fail(upstreamTimeout(this.settings.upstream, this.phase(undefined)));
   }
 
   /** Gives up on the backend (the client left, or the answer is decided). */
@@ -101,8 +118,9 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders): void {
-    this.timer?.refresh();
     const { ctx, settings } = this;
+    this.awaitingFirstEvent = ctx.stream && status >= 200 && status < 300;
+    this.arm(this.awaitingFirstEvent ? settings.firstEventMs : settings.idleMs);
     ctx.timings.upstreamFirstByte = ctx.elapsed();
     this.status = status;
     this.headers = headers;
@@ -116,7 +134,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.finished) return;
-    this.timer?.refresh();
+    if (!this.awaitingFirstEvent) this.timer?.refresh();
     if (this.mode === 'sniff') {
       if (!SSE_START.test(chunk.toString('latin1', 0, Math.min(chunk.length, 64)).trimStart())) {
         return this.fail(badAnswer(this.settings.upstream, 'an answer that is not an event stream to a streamed request'));
@@ -202,7 +220,11 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   private startRelay(): void {
     const { ctx, settings } = this;
     this.relay = new StreamRelay(ctx, this.pipeline, settings.format.streamTransformer(ctx, settings.upstream), {
-      head: () => this.reply.startStream(ctx),
+      head: () => {
+        this.awaitingFirstEvent = false;
+        this.arm(settings.idleMs);
+        this.reply.startStream(ctx);
+      },
       pause: () => this.controller?.pause(),
       resume: () => this.controller?.resume(),
       fail: (err) => this.failStream(err),

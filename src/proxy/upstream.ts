@@ -47,7 +47,7 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
     // The call's own timer bounds the wait for the head and each silence after it (to the millisecond).
     headersTimeout: 0,
     bodyTimeout: 0,
-    connect: { timeout: config.timeoutMs },
+    connect: { timeout: config.timeouts.connectMs ?? config.timeoutMs },
   };
   const backends: Backend[] = config.members.map((m, i) => {
     const url = new URL(m.url);
@@ -73,7 +73,11 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
   };
   const format = config.format === 'openai' ? openaiFormat : nativeFormat;
   const headers = Object.fromEntries(Object.entries(config.headers).map(([k, v]) => [k.toLowerCase(), v]));
-  const settings: CallSettings = { upstream: name, format, timeoutMs: config.timeoutMs, maxAnswerBytes: config.maxAnswerBytes, maxEventBytes: config.maxEventBytes };
+  const t = config.timeouts;
+  const settings: CallSettings = {
+    upstream: name, format, timeoutMs: config.timeoutMs, maxAnswerBytes: config.maxAnswerBytes, maxEventBytes: config.maxEventBytes,
+    firstByteMs: t.firstByteMs ?? config.timeoutMs, firstEventMs: t.firstEventMs ?? config.timeoutMs, idleMs: t.idleMs ?? config.timeoutMs,
+  };
 
   const inFlight = (): number => members.reduce((sum, m) => sum + m.inflight, 0);
 

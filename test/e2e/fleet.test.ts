@@ -236,3 +236,42 @@ describe('a stream whose first event is an error', () => {
     }
   });
 });
+
+describe('timeouts that tell silence from slowness', () => {
+  it('gives up on a stream whose first event does not come (pings do not count) and tries another endpoint', async () => {
+    const silent = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const ping = setInterval(() => res.write(': ping\n\n'), 20);
+        res.on('close', () => clearInterval(ping));
+      });
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`;
+    const good = await startBackend({ format: 'openai', events: 2, gapMs: 0 });
+    const alice = makeKey('alice');
+    const gw = await startGateway({
+      keys: [alice.entry],
+      upstreams: {
+        f: { endpoints: [{ url: silentUrl }, { url: good.base }], picker: 'round_robin', timeouts: { firstEventMs: 150 } },
+        alone: { url: silentUrl, timeouts: { firstEventMs: 150 } },
+      },
+      routes: [{ model: 'alone', upstream: 'alone' }, { model: '*', upstream: 'f' }],
+    });
+    const body = (model: string) => ({ model, stream: true, messages: [{ role: 'user', content: 'hi' }] });
+    try {
+      const started = Date.now();
+      const res = await postSse(`${gw.url}/v1/chat/completions`, body('ok-a'), bearer(alice.key));
+      expect(res.events.at(-1)!.data).toBe('[DONE]');
+      expect(Date.now() - started).toBeLessThan(1000);
+      // Alone, the timeout is the answer; nothing had reached the client, so it is an error response, not an event.
+      expectError(await post(`${gw.url}/v1/chat/completions`, body('alone'), bearer(alice.key)), 504, 'upstream_timeout', null);
+    } finally {
+      await gw.close();
+      await good.close();
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+});
