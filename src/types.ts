@@ -24,6 +24,8 @@ export interface Route {
   dialect: Dialect;
   /** Models tried in order when this route's backends cannot answer (each with its own route). */
   fallbacks: readonly string[];
+  /** Backend error codes (of a 4xx) that also send the request on to the fallbacks, e.g. context_length_exceeded. */
+  failoverOn: readonly string[];
 }
 
 export interface TextPart { type: 'text'; text: string }

@@ -64,9 +64,13 @@ function forwardTo(runtime: Runtime, ctx: Context, endpoint: Endpoint, route: Ro
   upstream.forward(ctx, UPSTREAM_PATH[endpoint], upstream.format.requestBody(ctx, route.upstreamModel ?? model));
 }
 
-/** Failures that say the backends could not answer, not that the request is wrong: a fallback may. */
-const fallsBack = (err: unknown): boolean => isGatewayError(err)
-  && (err.reason === 'upstream_error' || err.reason === 'upstream_unavailable' || err.reason === 'upstream_timeout' || (err.reason === 'upstream_rejected' && err.status === 429));
+/**
+ * Failures that say the backends could not answer, not that the request is
+ * wrong: a fallback may. A 4xx only with a code the route names (failoverOn).
+ */
+const fallsBack = (err: unknown, failoverOn: readonly string[]): boolean => isGatewayError(err) && (
+  err.reason === 'upstream_error' || err.reason === 'upstream_unavailable' || err.reason === 'upstream_timeout'
+  || (err.reason === 'upstream_rejected' && (err.status === 429 || (err.details?.backendCode !== undefined && failoverOn.includes(err.details.backendCode)))));
 
 /**
  * The route's fallback models, tried in order: each with its own route (upstream,
@@ -74,9 +78,9 @@ const fallsBack = (err: unknown): boolean => isGatewayError(err)
  * messages. The answer then names the model that answered, and its usage is charged to it.
  */
 function fallbackTo(runtime: Runtime, ctx: Context, endpoint: Endpoint, left: string[]): (err: unknown) => boolean {
-  const dialect = ctx.route!.dialect;
+  const { dialect, failoverOn } = ctx.route!;
   return (err) => {
-    if (!fallsBack(err) || ctx.closed) return false;
+    if (!fallsBack(err, failoverOn) || ctx.closed) return false;
     for (let id = left.shift(); id !== undefined; id = left.shift()) {
       const next = runtime.routes.resolve(id, endpoint, ctx.version);
       if (next === undefined || !ctx.principal!.mayUse(id) || (dialect === 'openai' && next.dialect !== 'openai')) continue;

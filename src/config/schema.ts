@@ -114,6 +114,8 @@ const routeSchema = z.strictObject({
   dialect: z.enum(['interface', 'openai']).optional(),
   /** Exact model ids tried in order when this route's backends cannot answer before anything reached the client. */
   fallbacks: z.array(z.string().min(1)).max(8).optional(),
+  /** Backend error codes of a 4xx that also go on to the fallbacks (e.g. context_length_exceeded to a larger-context model). */
+  failoverOn: z.array(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be an error code such as context_length_exceeded')).optional(),
 });
 
 // A pass-through path: /v1/ or /v2/, then segments of unreserved characters (no "." or ".."

@@ -51,11 +51,16 @@ export function compileRoutes(routes: readonly RouteConfig[], problems: string[]
     upstreamModel: r.upstreamModel,
     dialect: r.dialect ?? upstreams[r.upstream]?.dialect ?? 'interface',
     fallbacks: r.fallbacks ?? [],
+    failoverOn: r.failoverOn ?? [],
     matches: compileGlob(r.model),
     endpoints: new Set(r.endpoints),
     versions: new Set(r.versions),
   }));
   problems.push(...advertiseProblems(routes));
+  // A content-policy refusal would only be refused again, by a backend that should not see it.
+  routes.forEach((r, i) => r.failoverOn?.forEach((code, j) => {
+    if (/content[_-]?(policy|filter)/i.test(code)) problems.push(`routes[${i}].failoverOn[${j}]: "${code}" is a content-policy refusal, which is never failed over`);
+  }));
   // A fallback no route serves would silently never answer.
   routes.forEach((r, i) => r.fallbacks?.forEach((id, j) => {
     if (isGlob(id)) problems.push(`routes[${i}].fallbacks[${j}]: "${id}" must be an exact model id`);

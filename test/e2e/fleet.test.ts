@@ -275,3 +275,34 @@ describe('timeouts that tell silence from slowness', () => {
     }
   });
 });
+
+describe('failover on a backend error code', () => {
+  it('sends a context-length refusal on to a larger model when the route says so, and passes it on otherwise', async () => {
+    const { startOpenAIBackend } = await import('../support/openai-backend');
+    const backend = await startOpenAIBackend();
+    const alice = makeKey('alice');
+    const gw = await startGateway({
+      keys: [alice.entry],
+      upstreams: { o: { url: backend.base } },
+      routes: [
+        { model: 'small-ctx', upstream: 'o', upstreamModel: 'ctxlen-small', fallbacks: ['big-ctx'], failoverOn: ['context_length_exceeded'] },
+        { model: 'plain-small', upstream: 'o', upstreamModel: 'ctxlen-small', fallbacks: ['big-ctx'] },
+        { model: 'big-ctx', upstream: 'o' },
+      ],
+    });
+    const send = (model: string) => post(`${gw.url}/v1/chat/completions`, { model, messages: [{ role: 'user', content: 'a long prompt' }] }, bearer(alice.key));
+    try {
+      const moved = await send('small-ctx');
+      expect(moved.status).toBe(200);
+      expect(moved.body.model).toBe('big-ctx');
+      const kept = await send('plain-small');
+      expectError(kept, 400, 'upstream_rejected');
+      expect(kept.body.error.message).toContain('maximum context length');
+      await expect(startGateway({ upstreams: { o: { url: backend.base } }, routes: [{ model: 'a', upstream: 'o', fallbacks: ['b'], failoverOn: ['content_policy_violation'] }, { model: 'b', upstream: 'o' }] }))
+        .rejects.toThrow(/routes\[0\]\.failoverOn\[0\]: "content_policy_violation" is a content-policy refusal/);
+    } finally {
+      await gw.close();
+      await backend.close();
+    }
+  });
+});
