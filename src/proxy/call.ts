@@ -10,6 +10,7 @@ import type { Pipeline } from '../pipeline/pipeline';
 import type { Format } from './formats/format';
 import type { Reply } from './reply';
 import { StreamRelay } from './stream-relay';
+import { retryAfterMs } from './retry-after';
 import { runResponseBodyHooks } from '../pipeline/runner';
 import { badAnswer, fromSocketError, fromUpstreamStatus, upstreamTimeout, type Phase } from './status';
 
@@ -50,14 +51,6 @@ export interface Attempt {
 }
 
 const NO_FLEET: Attempt = { retry: () => false, done: () => undefined };
-
-/** A Retry-After in milliseconds: delay seconds or an HTTP date; undefined when absent or unreadable. */
-function retryAfterMs(value: unknown): number | undefined {
-  if (typeof value !== 'string') return undefined;
-  if (/^\d{1,7}$/.test(value)) return Number(value) * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
-}
 
 /** Why the gateway itself abandoned the call: the client left, the head timer, [DONE], a bad answer. */
 class Abandoned extends Error {}

@@ -5,6 +5,7 @@
 // kind (connect|timeout|status|stream), the upstream, the phase the attempt
 // reached (queue|connect|head|body|stream) and the socket error code.
 import { GatewayError } from '../errors';
+import { retryAfterValue } from './retry-after';
 
 export type Phase = 'queue' | 'connect' | 'head' | 'body' | 'stream';
 
@@ -28,10 +29,6 @@ export function fromSocketError(err: NodeJS.ErrnoException, timedOut: boolean, u
   const what = kind === 'stream' ? 'broke off the response' : WHAT[code] ?? 'could not be reached';
   return new GatewayError('upstream_error', `The model backend ${what}. ${LATER}`, { details: { kind, upstream, phase, code }, cause: err });
 }
-
-/** A Retry-After worth passing on: delay seconds or an HTTP date, nothing else. */
-const retryAfterValue = (value: unknown): string | undefined =>
-  typeof value === 'string' && (/^\d{1,7}$/.test(value) || (value.length <= 64 && /^[A-Za-z0-9 ,:-]+$/.test(value) && !Number.isNaN(Date.parse(value)))) ? value : undefined;
 
 /**
  * A backend's non-2xx answer. Its 4xx passes through (a 429 with its

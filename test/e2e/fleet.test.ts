@@ -3,7 +3,7 @@
 // 429 is tried on another; endpoints that keep failing leave the rotation, a
 // whole pool down fails fast with 503 upstream_unavailable and Retry-After,
 // and an endpoint comes back through one trial request.
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startBackend, type Backend } from '../support/backends';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
@@ -11,16 +11,28 @@ import { bearer, post, postSse } from '../support/http';
 import { expectError } from '../support/errors';
 import { parseExposition, scrape } from '../support/metrics';
 
+interface Served { url: string; port: number; close(): Promise<void> }
+
+/** A one-purpose backend on loopback: `handle` answers each request once its body is read. */
+async function serve(handle: (req: IncomingMessage, res: ServerResponse) => void, port = 0): Promise<Served> {
+  const server = createServer((req, res) => { req.resume(); req.on('end', () => handle(req, res)); });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const bound = (server.address() as AddressInfo).port;
+  return { url: `http://127.0.0.1:${bound}/v1`, port: bound, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+}
+
+/** A chat completion whose message says `content`. */
+function answer(res: ServerResponse, content: string): void {
+  const body = JSON.stringify({ id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
 /** A backend that always answers `status` (counting what it saw). */
-async function failing(status: number): Promise<{ url: string; seen: () => number; close(): Promise<void> }> {
+async function failing(status: number): Promise<Served & { seen: () => number }> {
   let seen = 0;
-  const server: Server = createServer((req, res) => {
-    seen++;
-    req.resume();
-    req.on('end', () => { res.writeHead(status, { 'content-type': 'application/json' }); res.end('{"error":{"message":"busy"}}'); });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, seen: () => seen, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  const served = await serve((_req, res) => { seen++; res.writeHead(status, { 'content-type': 'application/json' }); res.end('{"error":{"message":"busy"}}'); });
+  return { ...served, seen: () => seen };
 }
 
 async function closedPort(): Promise<{ url: string; port: number }> {
@@ -106,15 +118,7 @@ describe('fleets', () => {
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(Date.now() - started).toBeLessThan(100);
     // The backend comes back on the same port; after the ejection, one trial brings the endpoint back.
-    const revived = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        const body = JSON.stringify({ id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'back' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-        res.end(body);
-      });
-    });
-    await new Promise<void>((resolve) => revived.listen(lone.port, '127.0.0.1', resolve));
+    const revived = await serve((_req, res) => answer(res, 'back'), lone.port);
     try {
       await new Promise((r) => setTimeout(r, 350));
       const back = await chat('lone-a');
@@ -122,8 +126,7 @@ describe('fleets', () => {
       expect(back.body.choices[0].message.content).toBe('back');
       expect((await chat('lone-a')).status).toBe(200);
     } finally {
-      revived.closeAllConnections();
-      await new Promise<void>((resolve) => revived.close(() => resolve()));
+      await revived.close();
     }
   });
 });
@@ -170,21 +173,15 @@ describe('active health checks', () => {
   it('takes an endpoint whose /health fails out of rotation, and brings it back when it passes', async () => {
     let healthy = false;
     let completions = 0;
-    const server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        if (req.url === '/health') { res.writeHead(healthy ? 200 : 503); return void res.end(); }
-        completions++;
-        const body = JSON.stringify({ id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-        res.end(body);
-      });
+    const server = await serve((req, res) => {
+      if (req.url === '/health') { res.writeHead(healthy ? 200 : 503); return void res.end(); }
+      completions++;
+      answer(res, 'hi');
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const alice = makeKey('alice');
     const gw = await startGateway({
       keys: [alice.entry],
-      upstreams: { u: { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, healthCheck: { path: '/health', intervalMs: 100 }, health: { consecutiveFailures: 2, baseEjectionMs: 60_000 } } },
+      upstreams: { u: { url: server.url, healthCheck: { path: '/health', intervalMs: 100 }, health: { consecutiveFailures: 2, baseEjectionMs: 60_000 } } },
       routes: [{ model: '*', upstream: 'u' }],
     });
     const send = () => post(`${gw.url}/v1/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, bearer(alice.key));
@@ -197,8 +194,7 @@ describe('active health checks', () => {
       expect((await send()).status).toBe(200);
     } finally {
       await gw.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await server.close();
     }
   });
 });
@@ -206,20 +202,16 @@ describe('active health checks', () => {
 describe('a stream whose first event is an error', () => {
   it('goes to another endpoint, since nothing reached the client yet', async () => {
     let errorsSent = 0;
-    const erring = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        errorsSent++;
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.end(`data: ${JSON.stringify({ error: { message: 'engine overloaded' } })}\n\n`);
-      });
+    const erring = await serve((_req, res) => {
+      errorsSent++;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(`data: ${JSON.stringify({ error: { message: 'engine overloaded' } })}\n\n`);
     });
-    await new Promise<void>((resolve) => erring.listen(0, '127.0.0.1', resolve));
     const good = await startBackend({ format: 'openai', events: 2, gapMs: 0 });
     const alice = makeKey('alice');
     const gw = await startGateway({
       keys: [alice.entry],
-      upstreams: { f: { endpoints: [{ url: `http://127.0.0.1:${(erring.address() as AddressInfo).port}/v1` }, { url: good.base }], picker: 'round_robin' } },
+      upstreams: { f: { endpoints: [{ url: erring.url }, { url: good.base }], picker: 'round_robin' } },
       routes: [{ model: '*', upstream: 'f' }],
     });
     try {
@@ -231,24 +223,19 @@ describe('a stream whose first event is an error', () => {
     } finally {
       await gw.close();
       await good.close();
-      erring.closeAllConnections();
-      await new Promise<void>((resolve) => erring.close(() => resolve()));
+      await erring.close();
     }
   });
 });
 
 describe('timeouts that tell silence from slowness', () => {
   it('gives up on a stream whose first event does not come (pings do not count) and tries another endpoint', async () => {
-    const silent = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        const ping = setInterval(() => res.write(': ping\n\n'), 20);
-        res.on('close', () => clearInterval(ping));
-      });
+    const silent = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const ping = setInterval(() => res.write(': ping\n\n'), 20);
+      res.on('close', () => clearInterval(ping));
     });
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const silentUrl = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/v1`;
+    const silentUrl = silent.url;
     const good = await startBackend({ format: 'openai', events: 2, gapMs: 0 });
     const alice = makeKey('alice');
     const gw = await startGateway({
@@ -270,8 +257,7 @@ describe('timeouts that tell silence from slowness', () => {
     } finally {
       await gw.close();
       await good.close();
-      silent.closeAllConnections();
-      await new Promise<void>((resolve) => silent.close(() => resolve()));
+      await silent.close();
     }
   });
 });
