@@ -39,6 +39,9 @@ export interface GatewayErrorOptions {
   headers?: Record<string, string>;
   /** Machine-readable facts for plugins (metrics labels); never sent. */
   details?: Record<string, string>;
+  /** A backend's own error code and type, passed on in place of the defaults (only `upstream_rejected` uses these). */
+  code?: string;
+  type?: string;
   cause?: unknown;
 }
 
@@ -48,6 +51,8 @@ export class GatewayError extends Error {
   readonly param: string | null;
   readonly headers?: Record<string, string>;
   readonly details?: Record<string, string>;
+  readonly code: string;
+  readonly type?: string;
 
   constructor(reason: Reason, message: string, options: GatewayErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -57,6 +62,8 @@ export class GatewayError extends Error {
     this.param = options.param ?? null;
     this.headers = options.headers;
     this.details = options.details;
+    this.code = options.code ?? reason;
+    this.type = options.type;
   }
 }
 
@@ -77,11 +84,12 @@ export function errorType(status: number): string {
 }
 
 /**
- * The interface's error object, serialised: its four fields, plus `code` (the
- * reason again) and `type` for clients written against OpenAI's errors.
+ * The interface's error object, serialised: its four fields, plus `code` and
+ * `type` for clients written against OpenAI's errors: the reason and the
+ * status's class, or a backend's own code and type when it refused the request.
  */
 export function errorBody(err: GatewayError): string {
   return JSON.stringify({
-    error: { message: err.message, param: err.param, reason: err.reason, status: err.status, code: err.reason, type: errorType(err.status) },
+    error: { message: err.message, param: err.param, reason: err.reason, status: err.status, code: err.code, type: err.type ?? errorType(err.status) },
   });
 }

@@ -26,6 +26,10 @@ export interface Route {
   fallbacks: readonly string[];
   /** Backend error codes (of a 4xx) that also send the request on to the fallbacks, e.g. context_length_exceeded. */
   failoverOn: readonly string[];
+  /** A stream cut after content was sent goes on, on a fallback that takes an assistant prefix. */
+  continueOnFailure: boolean;
+  /** Set when this route's backends continue a given assistant message: the body fields that ask for it. */
+  assistantPrefix?: { params: Readonly<Record<string, unknown>> };
 }
 
 export interface TextPart { type: 'text'; text: string }

@@ -12,6 +12,8 @@ import { parseImageRequest } from './image-request';
 import { MODEL_ID_MAX } from './validate';
 import type { ListedModel, Route } from '../routing/routes';
 import { sendJson } from './json';
+import { openaiFormat } from '../proxy/formats/openai';
+import { estimateTokens } from '../proxy/usage';
 
 const UPSTREAM_PATH: Record<Endpoint, string> = { chat: '/chat/completions', images: '/images/generations' };
 
@@ -55,7 +57,15 @@ async function routeAndForward(req: ApiRequest, res: Response, next: NextFunctio
     if (ctx.closed) return; // the client left while a hook was waiting
   }
   ctx.forwarding.fail = next;
-  if (route.fallbacks.length > 0) ctx.forwarding.fallback = fallbackTo(runtime, ctx, endpoint, [...route.fallbacks]);
+  if (route.fallbacks.length > 0) {
+    // One list for both: a fallback tried before the stream began is not asked again to continue it.
+    const left = [...route.fallbacks];
+    ctx.forwarding.fallback = fallbackTo(runtime, ctx, endpoint, left);
+    if (route.continueOnFailure && ctx.stream && ctx.chat !== undefined && (ctx.chat.model_params.n ?? 1) === 1) {
+      ctx.forwarding.relayedText = '';
+      ctx.forwarding.continueStream = continueOn(runtime, ctx, left);
+    }
+  }
   forwardTo(runtime, ctx, endpoint, route, model);
 }
 
@@ -88,6 +98,38 @@ function fallbackTo(runtime: Runtime, ctx: Context, endpoint: Endpoint, left: st
       ctx.model = id;
       ctx.route = next;
       forwardTo(runtime, ctx, endpoint, next, id);
+      return true;
+    }
+    return false;
+  };
+}
+
+/** Failures of a stream under way that a fallback could make good: cut, broken off with an error event, or stalled. */
+const CUT = new Set(['upstream_error', 'upstream_timeout']);
+
+/**
+ * Continues a stream cut after content was sent: the first remaining fallback
+ * whose route takes an assistant prefix gets the conversation with the text
+ * relayed so far as a final assistant message, and its events go on under the
+ * same completion id. Only text of one choice is continued.
+ */
+function continueOn(runtime: Runtime, ctx: Context, left: string[]): (err: unknown) => boolean {
+  return (err) => {
+    const f = ctx.forwarding;
+    const prefix = f.relayedText;
+    if (ctx.closed || prefix === undefined || prefix === '' || !isGatewayError(err) || !CUT.has(err.reason)) return false;
+    for (let id = left.shift(); id !== undefined; id = left.shift()) {
+      const next = runtime.routes.resolve(id, 'chat', ctx.version);
+      const upstream = next && runtime.upstreams.get(next.upstream);
+      if (next?.assistantPrefix === undefined || upstream?.format !== openaiFormat || !ctx.principal!.mayUse(id)) continue;
+      runtime.fleet.fellBack(ctx.route!.upstream, id);
+      f.relayedText = undefined;
+      f.continuation = { prefixTokens: estimateTokens(prefix.length), cause: err, charsAtStart: f.streamedChars };
+      ctx.model = id;
+      ctx.route = next;
+      const body = JSON.parse(upstream.format.requestBody(ctx, next.upstreamModel ?? id)) as { messages: unknown[] };
+      body.messages.push({ role: 'assistant', content: prefix });
+      upstream.forward(ctx, UPSTREAM_PATH.chat, JSON.stringify({ ...body, ...next.assistantPrefix.params }));
       return true;
     }
     return false;

@@ -64,7 +64,9 @@ export const upstreamSchema = z.strictObject({
   url: backendUrl.optional(),
   /** A fleet: several endpoints serving the same models; `url` is the one-endpoint form. */
   endpoints: z.array(z.strictObject({ url: backendUrl, weight: intLike(1, 1000).default(1) })).min(1).optional(),
-  picker: z.enum(['least_inflight', 'round_robin']).default('least_inflight'),
+  picker: z.enum(['least_inflight', 'round_robin', 'affinity']).default('least_inflight'),
+  /** picker affinity: requests with the same value of `header` go to the same endpoint while it stays under loadFactor times its share. */
+  affinity: z.strictObject({ header: z.string().regex(/^[A-Za-z0-9-]+$/, 'must be a header name').transform((h) => h.toLowerCase()), loadFactor: z.number().min(1).max(10).default(1.25) }).optional(),
   health: z.strictObject({
     consecutiveFailures: intLike(1, 1000).default(3),
     baseEjectionMs: intLike(100, 3_600_000).default(5_000),
@@ -88,6 +90,9 @@ export const upstreamSchema = z.strictObject({
     budget: z.number().min(0).max(1).default(0.2),
     /** No new attempt starts once the request is this old (ms; default: the upstream's timeoutMs). */
     deadlineMs: intLike(1, 3_600_000).optional(),
+    /** Before a retry on the same endpoint (no other in rotation): backoffMs doubling per retry, up to maxBackoffMs, with jitter. */
+    backoffMs: intLike(0, 60_000).default(100),
+    maxBackoffMs: intLike(0, 600_000).default(2_000),
   }).prefault({}),
   format: z.enum(['openai', 'native', 'demo']).default('openai'),
   headers: z.record(z.string(), z.string()).default({}),
@@ -116,6 +121,10 @@ const routeSchema = z.strictObject({
   fallbacks: z.array(z.string().min(1)).max(8).optional(),
   /** Backend error codes of a 4xx that also go on to the fallbacks (e.g. context_length_exceeded to a larger-context model). */
   failoverOn: z.array(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be an error code such as context_length_exceeded')).optional(),
+  /** A stream cut or stalled after content was sent continues on the first fallback that declares assistantPrefix. */
+  continueOnFailure: z.boolean().optional(),
+  /** This route's backends continue a final assistant message (vLLM: continue_final_message); params are added to such a request's body. */
+  assistantPrefix: z.strictObject({ params: z.record(z.string(), z.unknown()).default({}) }).optional(),
 });
 
 // A pass-through path: /v1/ or /v2/, then segments of unreserved characters (no "." or ".."
@@ -241,6 +250,7 @@ export function crossCheck(config: ConfigView): string[] {
     if (upstream.format !== 'demo' && upstream.url === undefined && upstream.endpoints === undefined) problems.push(`upstreams.${name}.url: required for format ${upstream.format} (or endpoints: [{url, weight}])`);
     if (upstream.url !== undefined && upstream.endpoints !== undefined) problems.push(`upstreams.${name}.endpoints: give url (one endpoint) or endpoints, not both`);
     if (upstream.format === 'demo' && upstream.endpoints !== undefined) problems.push(`upstreams.${name}.endpoints: the demo backend is one endpoint (url sets its address)`);
+    if (upstream.picker === 'affinity' && upstream.affinity === undefined) problems.push(`upstreams.${name}.affinity: picker affinity needs affinity: {header: <name>} (for example x-session-id)`);
   }
   config.routes?.forEach((route, i) => {
     if (route?.upstream === undefined || upstreams === undefined) return;

@@ -9,7 +9,7 @@ export interface FleetMetrics {
   /** The endpoints of one upstream, read at each scrape (a reload replaces them). */
   watch(upstream: string, members: readonly Member[]): void;
   ejected(upstream: string, endpoint: string, reason: 'failures' | 'rate_limited' | 'check'): void;
-  retried(upstream: string, reason: 'failed' | 'dropped'): void;
+  retried(upstream: string, reason: 'failed' | 'dropped' | 'timeout' | 'rate_limited'): void;
   /** From the upstream that could not answer to a fallback model (both from the config: bounded labels). */
   fellBack(upstream: string, model: string): void;
 }

@@ -2,13 +2,12 @@
 // power of two choices, the one with fewer requests in flight per unit of
 // weight (a random pair, weighted draw), so load spreads without a global
 // scan or a herd. round_robin: the next available one, weights as repeats.
+// (affinity.ts keeps a conversation on one endpoint.)
 import type { Member } from './member';
 
-export type PickerKind = 'least_inflight' | 'round_robin';
-
 export interface Picker {
-  /** An available endpoint not in `exclude`, or undefined when none is. */
-  pick(members: readonly Member[], now: number, exclude?: ReadonlySet<Member>): Member | undefined;
+  /** An available endpoint not in `exclude`, or undefined when none is; `key` is the request's affinity key, if any. */
+  pick(members: readonly Member[], now: number, exclude?: ReadonlySet<Member>, key?: string): Member | undefined;
 }
 
 function weightedDraw(candidates: readonly Member[], total: number, random: () => number): Member {
@@ -50,5 +49,3 @@ export function roundRobin(): Picker {
     },
   };
 }
-
-export const createPicker = (kind: PickerKind): Picker => (kind === 'round_robin' ? roundRobin() : leastInflight());

@@ -48,6 +48,15 @@ export class Forwarding {
   interrupt?: (err: GatewayError) => void;
   /** Set by the router: sends the request on to the route's next fallback model; false when none may take it. */
   fallback?: (err: unknown) => boolean;
+  /** The assistant text relayed so far: kept only when the route may continue a cut stream (one choice, text only). */
+  relayedText?: string;
+  /** The client's stream id and created, as the transformer first sent them. */
+  streamId?: string;
+  streamCreated = 0;
+  /** Set by the router when the route continues cut streams: the rest of the answer from a fallback; false when none may. */
+  continueStream?: (err: unknown) => boolean;
+  /** A continuation under way: the prefix's tokens, the failure it stands in for, and how much was relayed when it began. */
+  continuation?: { prefixTokens: number; cause: unknown; charsAtStart: number };
 }
 
 export class Context implements RequestContext {

@@ -45,8 +45,11 @@ type Mode = 'error' | 'json' | 'sniff' | 'stream';
  * this one is done. `done` is called exactly once: how the attempt ended, for
  * the endpoint's in-flight count and health.
  */
+export type RetryReason = 'dropped' | 'failed' | 'timeout' | 'rate_limited';
+
 export interface Attempt {
-  retry(why: 'dropped' | 'failed'): boolean;
+  /** A silent (timeout) or rate-limited backend is only tried elsewhere; a failed one may be tried again, after a backoff. */
+  retry(why: RetryReason): boolean;
   done(result: 'ok' | 'failure' | 'neutral', rateLimitedMs?: number): void;
 }
 
@@ -92,7 +95,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   private timeout(): void {
     this.timedOut = true;
     this.report('failure');
-    if (!this.ctx.res.headersSent && this.attempt.retry('failed')) return this.abandon();
+    if (!this.ctx.res.headersSent && this.attempt.retry('timeout')) return this.abandon();
     this.fail(upstreamTimeout(this.settings.upstream, this.phase(undefined)));
   }
 
@@ -167,7 +170,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
       // 5xx and 429 say nothing about the request: another endpoint may answer it. Other 4xx would only repeat.
       if (status === 429) this.report('failure', retryAfterMs(this.headers['retry-after']) ?? 0);
       else this.report(status >= 500 ? 'failure' : 'neutral');
-      if ((status >= 500 || status === 429) && this.attempt.retry('failed')) return;
+      if ((status >= 500 || status === 429) && this.attempt.retry(status === 429 ? 'rate_limited' : 'failed')) return;
       return this.fail(fromUpstreamStatus(status, text, settings.upstream, this.headers['retry-after']), true);
     }
     let body: string;

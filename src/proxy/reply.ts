@@ -36,6 +36,7 @@ export function createReply(pipeline: Pipeline, logger: Logger): Reply {
       sendJson(ctx.res, 200, body);
     },
     startStream(ctx) {
+      if (ctx.forwarding.streaming) return; // a continuation: the head went out with the first part
       runHeadHooks(pipeline, ctx, { status: 200, stream: true }, logger);
       ctx.res.writeHead(200, STREAM_HEADERS);
       ctx.res.flushHeaders();
@@ -47,10 +48,17 @@ export function createReply(pipeline: Pipeline, logger: Logger): Reply {
       ctx.res.end(tail);
     },
     fail(ctx, err) {
-      if (ctx.forwarding.settled) return;
+      const f = ctx.forwarding;
+      if (f.settled) return;
       // Nothing has reached the client yet: a fallback model may still answer.
-      if (!ctx.res.headersSent && ctx.forwarding.fallback?.(err)) return;
-      ctx.forwarding.settled = true;
+      if (!ctx.res.headersSent && f.fallback?.(err)) return;
+      // Cut after content was sent: a fallback may continue it, once.
+      const goOn = f.streaming ? f.continueStream : undefined;
+      f.continueStream = undefined;
+      if (goOn?.(err)) return;
+      // A continuation that added nothing: the client hears of the original failure, not the fallback's.
+      if (f.continuation !== undefined && f.streamedChars === f.continuation.charsAtStart) err = f.continuation.cause;
+      f.settled = true;
       const d = isGatewayError(err) ? err.details : undefined;
       if (d?.upstream !== undefined && logger.isLevelEnabled('debug')) {
         logger.debug({ requestId: ctx.id, upstream: d.upstream, kind: d.kind, phase: d.phase, code: d.code, elapsedMs: Math.round(ctx.elapsed()) }, 'upstream attempt failed');

@@ -41,11 +41,11 @@ export function fromUpstreamStatus(status: number, bodyText: string, upstream: s
     return new GatewayError('upstream_error', `The model backend refused the gateway's credentials (HTTP ${status}). Tell the gateway operator and quote the x-request-id header.`, { details });
   }
   if (status >= 400 && status < 500) {
-    const { message, param, code } = readBackendError(bodyText);
+    const { message, param, code, type } = readBackendError(bodyText);
     const after = status === 429 ? retryAfterValue(retryAfter) : undefined;
     // The backend's own code stays in the details: a route may fail over on it (routes[].failoverOn).
     return new GatewayError('upstream_rejected', message ?? `The backend rejected the request (HTTP ${status}).`, {
-      status, param, details: code === undefined ? details : { ...details, backendCode: code }, headers: after === undefined ? undefined : { 'retry-after': after },
+      status, param, code, type, details: code === undefined ? details : { ...details, backendCode: code }, headers: after === undefined ? undefined : { 'retry-after': after },
     });
   }
   return new GatewayError('upstream_error', `The model backend failed (HTTP ${status}). ${LATER}`, { details });
@@ -57,13 +57,14 @@ export const badAnswer = (upstream: string, what: string, midStream = false): Ga
 /** A backend's error code worth matching on: a short identifier, nothing else. */
 const CODE = /^[A-Za-z0-9_.-]{1,64}$/;
 
-function readBackendError(text: string): { message?: string; param?: string; code?: string } {
+function readBackendError(text: string): { message?: string; param?: string; code?: string; type?: string } {
   try {
     const body = JSON.parse(text) as Record<string, any>;
     const err = typeof body.error === 'object' && body.error !== null ? body.error : body;
     const message = typeof err.message === 'string' ? err.message : typeof body.detail === 'string' ? body.detail : undefined;
     const code = typeof err.code === 'string' && CODE.test(err.code) ? err.code : undefined;
-    return { message: message?.slice(0, 1000), param: typeof err.param === 'string' ? err.param : undefined, code };
+    const type = typeof err.type === 'string' && CODE.test(err.type) ? err.type : undefined;
+    return { message: message?.slice(0, 1000), param: typeof err.param === 'string' ? err.param : undefined, code, type };
   } catch {
     const trimmed = text.trim().slice(0, 300);
     return { message: trimmed === '' ? undefined : trimmed };

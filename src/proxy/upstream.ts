@@ -15,7 +15,7 @@ import { nativeFormat } from './formats/native';
 import { openaiFormat } from './formats/openai';
 import { UpstreamCall, type Attempt, type CallSettings } from './call';
 import { Member, recordAttempt, recordRateLimited } from '../fleet/member';
-import { createPicker } from '../fleet/picker';
+import { createPicker } from '../fleet/create-picker';
 import { startHealthChecks } from '../fleet/health-check';
 import { RetryBudget } from '../fleet/retry-budget';
 import type { FleetMetrics } from '../fleet/metrics';
@@ -60,7 +60,8 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
   const stopChecks = config.healthCheck
     ? startHealthChecks(members, config.healthCheck, config.health, Math.min(config.timeoutMs, config.healthCheck.intervalMs), (m) => metrics.ejected(name, m.url, 'check'))
     : undefined;
-  const picker = createPicker(config.picker);
+  const picker = createPicker(members, config);
+  const affinityHeader = config.picker === 'affinity' ? config.affinity?.header : undefined;
   const health = config.health;
   /**
    * A retry after a connection died unanswered goes over a connection of its
@@ -79,15 +80,25 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
     firstByteMs: t.firstByteMs ?? config.timeoutMs, firstEventMs: t.firstEventMs ?? config.timeoutMs, idleMs: t.idleMs ?? config.timeoutMs,
   };
 
+  /** Equal jitter: half the doubled backoff fixed, half random, so retries of many requests spread out. */
+  const backoff = (retries: number): number => {
+    const ms = Math.min(config.retry.backoffMs * 2 ** (retries - 1), config.retry.maxBackoffMs);
+    return ms / 2 + Math.random() * (ms / 2);
+  };
+
   const inFlight = (): number => members.reduce((sum, m) => sum + m.inflight, 0);
 
-  /** One attempt on one endpoint; `tried` holds the endpoints this request already failed on; `budgeted` when it is a retry taken from the budget. */
-  const send = (ctx: Context, path: string, body: string, b: Backend, tried: Set<Member>, fresh: boolean, budgeted = false): void => {
+  /**
+   * One attempt on one endpoint; `state` holds the endpoints this request
+   * already failed on and its attempts here; `budgeted` when it is a retry taken from the budget.
+   */
+  const send = (ctx: Context, path: string, body: string, b: Backend, state: Tries, fresh: boolean, budgeted = false): void => {
     const { member } = b;
     const now = Date.now();
     if (member.ejectedUntil !== 0 && now >= member.ejectedUntil) member.trialInFlight = true; // half-open: this is its trial
     member.inflight++;
-    tried.add(member);
+    state.tried.add(member);
+    if (!fresh) state.count++; // a dropped idle connection tried again is not a new attempt
     ctx.forwarding.attempts++;
     ctx.forwarding.endpoint = member.url;
     const attempt: Attempt = {
@@ -102,14 +113,23 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
       },
       retry(why) {
         // Bounded per request (attempts), in time (the deadline covers every attempt) and per pool (the budget).
-        if (ctx.closed || tried.size > config.retry.attempts || ctx.elapsed() >= deadlineMs) return false;
-        const next = backendFor(Date.now(), tried) ?? (why === 'dropped' && !fresh ? b : undefined);
+        if (ctx.closed || state.count > config.retry.attempts || ctx.elapsed() >= deadlineMs) return false;
+        const now = Date.now();
+        const elsewhere = backendFor(now, state.tried, keyOf(ctx));
+        // Elsewhere if another endpoint is in rotation; else a dropped idle connection goes again on a fresh
+        // one at once, and a failure (not a silence) on the same endpoint after a backoff, if it is still in rotation.
+        const again = elsewhere === undefined && (why === 'dropped' ? !fresh : why === 'failed' && member.available(now));
+        const next = elsewhere ?? (again ? b : undefined);
+        const delay = next === b && why === 'failed' ? backoff(state.count) : 0;
         // A dropped idle connection is the pool's own churn, not the backend's load: it spends no budget.
         const budgeted = why !== 'dropped';
-        if (next === undefined || (budgeted && !budget.tryRetry(inFlight()))) return false;
+        if (next === undefined || ctx.elapsed() + delay >= deadlineMs || (budgeted && !budget.tryRetry(inFlight()))) return false;
         metrics.retried(name, why);
-        // Elsewhere if another endpoint is in rotation; else, for a dropped idle connection, on a fresh one.
-        send(ctx, path, body, next, tried, next === b, budgeted);
+        const go = () => {
+          if (!ctx.closed) return send(ctx, path, body, next, state, next === b && why === 'dropped', budgeted);
+          if (budgeted) budget.release();
+        };
+        if (delay === 0) go(); else setTimeout(go, delay);
         return true;
       },
     };
@@ -123,8 +143,15 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
     }, call);
   };
 
-  const backendFor = (now: number, tried?: ReadonlySet<Member>): Backend | undefined => {
-    const m = picker.pick(members, now, tried);
+  /** The request's affinity key: the named header's value, when the picker is affinity and the client sent one. */
+  const keyOf = (ctx: Context): string | undefined => {
+    if (affinityHeader === undefined) return undefined;
+    const value = ctx.res.req.headers[affinityHeader];
+    return typeof value === 'string' && value !== '' ? value : undefined;
+  };
+
+  const backendFor = (now: number, tried?: ReadonlySet<Member>, key?: string): Backend | undefined => {
+    const m = picker.pick(members, now, tried, key);
     return m === undefined ? undefined : backends[m.index];
   };
 
@@ -134,9 +161,9 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
     forward(ctx, path, body) {
       ctx.forwarding.interrupt = (err) => reply.fail(ctx, err);
       const now = Date.now();
-      const b = backendFor(now);
+      const b = backendFor(now, undefined, keyOf(ctx));
       if (b === undefined) return reply.fail(ctx, unavailable(name, members, now));
-      send(ctx, path, body, b, new Set(), false);
+      send(ctx, path, body, b, { tried: new Set(), count: 0 }, false);
     },
     close: async () => {
       stopChecks?.();
@@ -144,6 +171,9 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
     },
   };
 }
+
+/** The endpoints one request has tried on this upstream, and its attempts here. */
+interface Tries { tried: Set<Member>; count: number }
 
 /** Every endpoint is out of rotation: fail fast, and say when the first comes back. */
 function unavailable(upstream: string, members: readonly Member[], now: number): GatewayError {

@@ -44,7 +44,7 @@ export function advertiseProblems(routes: ReadonlyArray<Partial<RouteConfig> | u
   return problems;
 }
 
-export function compileRoutes(routes: readonly RouteConfig[], problems: string[] = [], upstreams: Readonly<Record<string, Pick<UpstreamConfig, 'dialect'>>> = {}): RouteTable {
+export function compileRoutes(routes: readonly RouteConfig[], problems: string[] = [], upstreams: Readonly<Record<string, Partial<Pick<UpstreamConfig, 'dialect' | 'format'>>>> = {}): RouteTable {
   const compiled: CompiledRoute[] = routes.map((r, index) => ({
     index,
     upstream: r.upstream,
@@ -52,6 +52,8 @@ export function compileRoutes(routes: readonly RouteConfig[], problems: string[]
     dialect: r.dialect ?? upstreams[r.upstream]?.dialect ?? 'interface',
     fallbacks: r.fallbacks ?? [],
     failoverOn: r.failoverOn ?? [],
+    continueOnFailure: r.continueOnFailure ?? false,
+    assistantPrefix: r.assistantPrefix,
     matches: compileGlob(r.model),
     endpoints: new Set(r.endpoints),
     versions: new Set(r.versions),
@@ -66,6 +68,14 @@ export function compileRoutes(routes: readonly RouteConfig[], problems: string[]
     if (isGlob(id)) problems.push(`routes[${i}].fallbacks[${j}]: "${id}" must be an exact model id`);
     else if (!compiled.some((c) => c.index !== i && c.matches(id))) problems.push(`routes[${i}].fallbacks[${j}]: no other route serves "${id}"`);
   }));
+  routes.forEach((r, i) => {
+    const format = upstreams[r.upstream]?.format;
+    if (r.assistantPrefix !== undefined && format !== undefined && format !== 'openai') problems.push(`routes[${i}].assistantPrefix: continuing an assistant message needs an upstream of format openai; "${r.upstream}" is ${format}`);
+    // Continuation with nowhere to continue would silently never happen.
+    if (r.continueOnFailure && !r.fallbacks?.some((id) => routes.some((o, j) => j !== i && o.assistantPrefix !== undefined && compiled[j].matches(id)))) {
+      problems.push(`routes[${i}].continueOnFailure: none of its fallbacks is served by a route with assistantPrefix`);
+    }
+  });
 
   // Only answers that found a route are cached, so ids a client makes up cannot fill it.
   const cache = new Map<string, Route>();

@@ -64,7 +64,7 @@ describe('fleets', () => {
           retry: { attempts: 2 },
           health: { consecutiveFailures: 3, baseEjectionMs: 60_000, maxEjectedShare: 0.67 },
         },
-        lone: { url: lone.url, health: { consecutiveFailures: 3, baseEjectionMs: 300 } },
+        lone: { url: lone.url, retry: { attempts: 0 }, health: { consecutiveFailures: 3, baseEjectionMs: 300 } },
       },
       routes: [{ model: 'lone-*', upstream: 'lone' }, { model: '*', upstream: 'fleet' }],
     }, { metrics: {} });
@@ -155,7 +155,7 @@ describe('fallback models', () => {
       const streamed = await postSse(`${gw.url}/v1/chat/completions`, { model: 'big', stream: true, messages: [{ role: 'user', content: 'hi' }] }, bearer(alice.key));
       expect(JSON.parse(streamed.events[0].data).model).toBe('small');
       const before = good.requests.length;
-      expectError(await send('picky'), 400, 'upstream_rejected');
+      expectError(await send('picky'), 400, 'upstream_rejected', 'temperature', { code: 'upstream_rejected', type: 'invalid_request_error' });
       expect(good.requests.length - before).toBe(1);
     } finally {
       await gw.close();
@@ -282,7 +282,7 @@ describe('failover on a backend error code', () => {
       expect(moved.status).toBe(200);
       expect(moved.body.model).toBe('big-ctx');
       const kept = await send('plain-small');
-      expectError(kept, 400, 'upstream_rejected');
+      expectError(kept, 400, 'upstream_rejected', 'messages', { code: 'context_length_exceeded', type: 'invalid_request_error' });
       expect(kept.body.error.message).toContain('maximum context length');
       await expect(startGateway({ upstreams: { o: { url: backend.base } }, routes: [{ model: 'a', upstream: 'o', fallbacks: ['b'], failoverOn: ['content_policy_violation'] }, { model: 'b', upstream: 'o' }] }))
         .rejects.toThrow(/routes\[0\]\.failoverOn\[0\]: "content_policy_violation" is a content-policy refusal/);

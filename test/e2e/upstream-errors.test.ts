@@ -7,6 +7,9 @@ import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post } from '../support/http';
 import { expectError } from '../support/errors';
 
+/** The test backend's refusals carry an OpenAI type and no code: the type is passed on, the code is the reason. */
+const BACKEND_TYPE = { code: 'upstream_rejected', type: 'invalid_request_error' };
+
 /** A loopback URL on which nothing listens. */
 async function closedPortUrl(): Promise<string> {
   const server = createServer();
@@ -71,10 +74,10 @@ describe.each(['openai', 'native'] as const)('backend failures, %s format', (for
 
   it.each([400, 404, 422, 429])('upstream_rejected keeps the backend\'s %i, its message and param', async (status) => {
     const res = await send('v1', chat(`status-${status}`));
-    expectError(res, status, 'upstream_rejected', 'temperature');
+    expectError(res, status, 'upstream_rejected', 'temperature', BACKEND_TYPE);
     expect(res.body.error.message).toBe(`backend says no (${status})`);
     const streamed = await send('v2', chat(`status-${status}`, { stream: true }));
-    expectError(streamed, status, 'upstream_rejected', 'temperature');
+    expectError(streamed, status, 'upstream_rejected', 'temperature', BACKEND_TYPE);
   });
 
   it('upstream_timeout 504 when the backend is silent longer than timeoutMs, without waiting for it', async () => {

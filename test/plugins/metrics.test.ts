@@ -21,7 +21,7 @@ function context(overrides: Partial<RequestContext> = {}): RequestContext {
     id: 'req-1', startedAt: 0, version: 'v1', endpoint: 'chat', stream: false, texts: [], timings: {},
     setHeader: () => undefined,
     principal: { id: 'alice', org: 'acme', mayUse: () => true },
-    route: { index: 0, upstream: 'b', dialect: 'interface', fallbacks: [], failoverOn: [] },
+    route: { index: 0, upstream: 'b', dialect: 'interface', fallbacks: [], failoverOn: [], continueOnFailure: false },
     ...overrides,
   };
 }

@@ -1,6 +1,7 @@
 // The fleet's pure parts: picking among endpoints and passive health.
 import { Member, recordAttempt, recordRateLimited, type HealthSettings } from '../../src/fleet/member';
 import { leastInflight, roundRobin } from '../../src/fleet/picker';
+import { affinity } from '../../src/fleet/affinity';
 
 const health: HealthSettings = { consecutiveFailures: 3, baseEjectionMs: 1000, maxEjectionMs: 8000, maxEjectedShare: 0.5, maxRetryAfterMs: 60_000 };
 const pool = (n: number, weights: number[] = []) => Array.from({ length: n }, (_, i) => new Member(`http://b${i}`, weights[i] ?? 1, i));
@@ -40,6 +41,58 @@ describe('round robin', () => {
     expect(Array.from({ length: 8 }, () => picker.pick(members, 0)!.index)).toEqual([0, 0, 1, 2, 0, 0, 1, 2]);
     members[1].ejectedUntil = 100;
     expect(Array.from({ length: 4 }, () => picker.pick(members, 0)!.index)).toEqual([0, 0, 2, 0]);
+  });
+});
+
+describe('affinity: consistent hashing with bounded loads', () => {
+  const sessions = Array.from({ length: 2000 }, (_, i) => `session-${i}`);
+
+  it('sends a key to the same endpoint every time, and splits keys by weight', () => {
+    const members = pool(4, [1, 1, 1, 3]);
+    const picker = affinity(members, 1.25, leastInflight());
+    const counts = [0, 0, 0, 0];
+    for (const key of sessions) {
+      const first = picker.pick(members, 0, undefined, key)!;
+      expect(picker.pick(members, 0, undefined, key)).toBe(first);
+      counts[first.index]++;
+    }
+    // Weight 3 of 6: about half the keys; each weight-1 endpoint about a sixth.
+    expect(counts[3] / sessions.length).toBeGreaterThan(0.4);
+    expect(counts[3] / sessions.length).toBeLessThan(0.6);
+    for (const c of counts.slice(0, 3)) expect(c / sessions.length).toBeGreaterThan(0.1);
+  });
+
+  it('moves only the keys of an endpoint that leaves rotation, and brings them back when it returns', () => {
+    const members = pool(4);
+    const picker = affinity(members, 1.25, leastInflight());
+    const before = sessions.map((k) => picker.pick(members, 0, undefined, k)!);
+    members[2].ejectedUntil = 10_000;
+    const during = sessions.map((k) => picker.pick(members, 0, undefined, k)!);
+    sessions.forEach((_, i) => {
+      if (before[i] !== members[2]) expect(during[i]).toBe(before[i]);
+      else expect(during[i]).not.toBe(members[2]);
+    });
+    members[2].ejectedUntil = 0;
+    expect(sessions.map((k) => picker.pick(members, 0, undefined, k)!)).toEqual(before);
+  });
+
+  it('never lets one endpoint take more than loadFactor times its share, even when every request has the same key', () => {
+    const members = pool(4);
+    const picker = affinity(members, 1.25, leastInflight());
+    for (let i = 0; i < 100; i++) picker.pick(members, 0, undefined, 'one-hot-session')!.inflight++;
+    const most = Math.max(...members.map((m) => m.inflight));
+    expect(most).toBeLessThanOrEqual(Math.ceil(1.25 * 100 / 4));
+    expect(members.reduce((sum, m) => sum + m.inflight, 0)).toBe(100);
+  });
+
+  it('spreads requests without a key by least in-flight, and skips excluded endpoints', () => {
+    const members = pool(2);
+    members[0].inflight = 4;
+    let draw = 0;
+    const picker = affinity(members, 1.25, leastInflight(() => [0.1, 0.9][draw++ % 2]));
+    expect(picker.pick(members, 0)).toBe(members[1]);
+    const home = picker.pick(members, 0, undefined, 'k')!;
+    expect(picker.pick(members, 0, new Set([home]), 'k')).not.toBe(home);
   });
 });
 

@@ -97,7 +97,14 @@ class OpenAIStream implements StreamTransformer {
   private readonly started = new Set<number>();
   private readonly finish = new Map<number, string>();
 
-  constructor(private readonly ctx: Context, private readonly upstream: string) {}
+  constructor(private readonly ctx: Context, private readonly upstream: string) {
+    // Continuing a cut stream on a fallback: the client's id and created stay, and no second role delta.
+    if (ctx.forwarding.continuation !== undefined) {
+      this.id = ctx.forwarding.streamId;
+      this.created = ctx.forwarding.streamCreated;
+      this.started.add(0);
+    }
+  }
 
   push(data: string, emit: (payload: string) => void): void {
     if (data === '[DONE]') {
@@ -122,10 +129,12 @@ class OpenAIStream implements StreamTransformer {
     if (this.id === undefined) {
       this.id = typeof chunk.id === 'string' ? chunk.id : newId('chatcmpl');
       this.created = toUnixSeconds(chunk.created);
+      this.ctx.forwarding.streamId = this.id;
+      this.ctx.forwarding.streamCreated = this.created;
     }
     const { id: _id, object: _object, created: _created, model: _model, choices, usage: rawUsage, ...extras } = chunk;
     this.extras = extras;
-    const usage = readUsage(rawUsage);
+    const usage = withPrefix(readUsage(rawUsage), this.ctx.forwarding.continuation?.prefixTokens);
     if (usage) {
       this.ctx.usage = usage;
       this.rawUsage = rawUsage;
@@ -135,8 +144,11 @@ class OpenAIStream implements StreamTransformer {
       if (c === null || typeof c !== 'object') continue;
       const index = Number.isInteger(c.index) ? c.index : 0;
       if (typeof c.finish_reason === 'string') this.finish.set(index, c.finish_reason);
-      const delta = c.delta !== null && typeof c.delta === 'object' ? c.delta : {};
+      let delta = c.delta !== null && typeof c.delta === 'object' ? c.delta : {};
+      // A continuation's first delta: the client already had the role.
+      if (delta.role !== undefined && this.ctx.forwarding.continuation !== undefined) delta = withoutRole(delta);
       this.ctx.forwarding.streamedChars += messageChars(delta);
+      if (this.ctx.forwarding.relayedText !== undefined) keepText(this.ctx, index, delta);
       const first = !this.started.has(index);
       if (!first && !carriesSomething(c, delta)) continue;
       if (first) this.started.add(index);
@@ -164,6 +176,24 @@ class OpenAIStream implements StreamTransformer {
     const choices = (indexes.length > 0 ? indexes : [0]).map((index) => ({ index, delta: {}, finish_reason: this.finish.get(index) ?? 'stop' }));
     return this.chunk(choices, usageFor(this.rawUsage, this.ctx.usage));
   }
+}
+
+function withoutRole(delta: Record<string, unknown>): Record<string, unknown> {
+  const { role: _role, ...rest } = delta;
+  return rest;
+}
+
+/** The text a continuation would carry on from: one choice's content; a tool call or a second choice rules it out. */
+function keepText(ctx: Context, index: number, delta: Record<string, unknown>): void {
+  const f = ctx.forwarding;
+  if (index !== 0 || delta.tool_calls !== undefined || delta.function_call !== undefined) f.relayedText = undefined;
+  else if (typeof delta.content === 'string') f.relayedText += delta.content;
+}
+
+/** A continuation's usage: the fallback's, with the prefix the client already had counted as completion. */
+function withPrefix(usage: Usage | undefined, prefixTokens: number | undefined): Usage | undefined {
+  if (usage === undefined || prefixTokens === undefined) return usage;
+  return { ...usage, completion_tokens: usage.completion_tokens + prefixTokens, total_tokens: usage.total_tokens + prefixTokens };
 }
 
 /** Whether a choice after the first says anything: text, a tool call, a refusal, logprobs. */

@@ -140,7 +140,7 @@ describe('AI SDK through the gateway', () => {
     expect(err.isRetryable).toBe(true);
     expect(err.responseHeaders?.['retry-after']).toBe('1');
     // `data` is the SDK's parse of OpenAI's error shape (message, type, param, code); the rest is in the raw body.
-    expect((err.data as any)?.error).toMatchObject({ code: 'upstream_rejected', type: 'rate_limit_error' });
+    expect((err.data as any)?.error).toMatchObject({ code: 'rate_limit_exceeded', type: 'rate_limit_error' });
     expect(JSON.parse(err.responseBody!).error).toMatchObject({ reason: 'upstream_rejected', status: 429 });
   });
 

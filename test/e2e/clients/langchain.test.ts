@@ -105,7 +105,7 @@ describe('LangChain ChatOpenAI through the gateway', () => {
 
   it('classifies a backend 429 as a rate limit, with Retry-After', async () => {
     const err: any = await chat({ model: 'busy-chat' }).invoke('Hi').catch((e: unknown) => e);
-    expect(err).toMatchObject({ status: 429, lc_error_code: 'MODEL_RATE_LIMIT', code: 'upstream_rejected' });
+    expect(err).toMatchObject({ status: 429, lc_error_code: 'MODEL_RATE_LIMIT', code: 'rate_limit_exceeded' });
     expect(err.headers?.get('retry-after')).toBe('1');
   });
 

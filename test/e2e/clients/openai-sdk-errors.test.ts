@@ -52,7 +52,7 @@ describe('openai SDK errors through the gateway', () => {
       expect(err).toBeInstanceOf(OpenAI.RateLimitError);
       expect(err.status).toBe(429);
       expect(err.headers?.get('retry-after')).toBe('1');
-      expect({ code: err.code, type: err.type }).toEqual({ code: 'upstream_rejected', type: 'rate_limit_error' });
+      expect({ code: err.code, type: err.type }).toEqual({ code: 'rate_limit_exceeded', type: 'rate_limit_error' });
       expect(err.error).toMatchObject({ reason: 'upstream_rejected', status: 429, param: null, message: expect.stringContaining('Rate limit reached') });
     }
   });
@@ -70,7 +70,7 @@ describe('openai SDK errors through the gateway', () => {
   it('passes a backend\'s context-length refusal on with its status and message', async () => {
     const err = await failure(client.chat.completions.create({ model: 'ctxlen-chat', messages: [{ role: 'user', content: 'a very long prompt' }] }));
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
-    expect({ status: err.status, code: err.code, type: err.type }).toEqual({ status: 400, code: 'upstream_rejected', type: 'invalid_request_error' });
+    expect({ status: err.status, code: err.code, type: err.type }).toEqual({ status: 400, code: 'context_length_exceeded', type: 'invalid_request_error' });
     expect(err.message).toContain('maximum context length');
   });
 
