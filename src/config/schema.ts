@@ -80,6 +80,8 @@ export const upstreamSchema = z.strictObject({
     firstByteMs: intLike(1, 3_600_000).optional(),
     firstEventMs: intLike(1, 3_600_000).optional(),
     idleMs: intLike(1, 3_600_000).optional(),
+    /** The whole request, every attempt and the stream included; none by default. */
+    totalMs: intLike(1, 86_400_000).optional(),
   }).prefault({}),
   /** Active checks, optional: a GET of `path` on each endpoint every `intervalMs` (vLLM serves /health). */
   healthCheck: z.strictObject({ path: z.string().regex(/^\//, 'must start with /'), intervalMs: intLike(100, 3_600_000).default(5_000) }).optional(),

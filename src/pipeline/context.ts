@@ -55,6 +55,8 @@ export class Forwarding {
   streamCreated = 0;
   /** Set by the router when the route continues cut streams: the rest of the answer from a fallback; false when none may. */
   continueStream?: (err: unknown) => boolean;
+  /** Set once the upstream's total deadline (timeouts.totalMs) is armed for this request. */
+  deadline = false;
   /** A continuation under way: the prefix's tokens, the failure it stands in for, and how much was relayed when it began. */
   continuation?: { prefixTokens: number; cause: unknown; charsAtStart: number };
 }

@@ -20,6 +20,7 @@ import { startHealthChecks } from '../fleet/health-check';
 import { RetryBudget } from '../fleet/retry-budget';
 import type { FleetMetrics } from '../fleet/metrics';
 import { GatewayError } from '../errors';
+import { upstreamTimeout } from './status';
 import type { Reply } from './reply';
 
 export interface Upstream {
@@ -78,6 +79,18 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
   const settings: CallSettings = {
     upstream: name, format, timeoutMs: config.timeoutMs, maxAnswerBytes: config.maxAnswerBytes, maxEventBytes: config.maxEventBytes,
     firstByteMs: t.firstByteMs ?? config.timeoutMs, firstEventMs: t.firstEventMs ?? config.timeoutMs, idleMs: t.idleMs ?? config.timeoutMs,
+  };
+
+  /** The request's total deadline: whatever it has reached by then, it ends with upstream_timeout, with no fallback or continuation. */
+  const endAtDeadline = (ctx: Context, totalMs: number): void => {
+    const f = ctx.forwarding;
+    f.deadline = true;
+    const timer = setTimeout(() => {
+      f.fallback = undefined;
+      f.continueStream = undefined;
+      reply.fail(ctx, upstreamTimeout(name, f.streaming ? 'stream' : 'head'));
+    }, Math.max(0, totalMs - ctx.elapsed()));
+    ctx.res.once('close', () => clearTimeout(timer));
   };
 
   /** Equal jitter: half the doubled backoff fixed, half random, so retries of many requests spread out. */
@@ -160,6 +173,7 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
     format,
     forward(ctx, path, body) {
       ctx.forwarding.interrupt = (err) => reply.fail(ctx, err);
+      if (t.totalMs !== undefined && !ctx.forwarding.deadline) endAtDeadline(ctx, t.totalMs);
       const now = Date.now();
       const b = backendFor(now, undefined, keyOf(ctx));
       if (b === undefined) return reply.fail(ctx, unavailable(name, members, now));

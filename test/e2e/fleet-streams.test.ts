@@ -15,14 +15,14 @@ const PREFIX_PARAMS = { continue_final_message: true, add_generation_prompt: fal
 interface Setup { gw: TestGateway; primary: FaultBackend; fallback: FaultBackend }
 
 /** Model `m` on a primary backend, with `m-fb` on a fallback that takes an assistant prefix. */
-async function setup(primaryFault: Fault, opts: { continueOnFailure?: boolean; idleMs?: number } = {}): Promise<Setup> {
+async function setup(primaryFault: Fault, opts: { continueOnFailure?: boolean; idleMs?: number; totalMs?: number } = {}): Promise<Setup> {
   const primary = await startFaultBackend('p', 0, primaryFault, ok);
   const fallback = await startFaultBackend('fb');
   open.push(primary, fallback);
   const gw = await startGateway({
     keys: [alice.entry],
     upstreams: {
-      p: { url: primary.base, ...(opts.idleMs ? { timeouts: { idleMs: opts.idleMs } } : {}) },
+      p: { url: primary.base, timeouts: { idleMs: opts.idleMs, totalMs: opts.totalMs } },
       fb: { url: fallback.base },
     },
     routes: [
@@ -112,6 +112,19 @@ describe('a stream that stalls', () => {
     expect(took).toBeLessThan(3000);
     expect(primary.bodies.length).toBe(1);
     await stillHealthy(gw);
+  });
+
+  it('ends a stream still running at the total deadline with upstream_timeout, never continued', async () => {
+    const { gw, fallback } = await setup({ kind: 'ok', words: 20, gapMs: 50 }, { continueOnFailure: true, totalMs: 400 });
+    const started = Date.now();
+    const res = await stream(gw);
+    const took = Date.now() - started;
+    expect(chunks(res).at(-1).error.reason).toBe('upstream_timeout');
+    expect(res.raw).not.toContain('[DONE]');
+    expect(text(res).startsWith('p-0 p-1 ')).toBe(true);
+    expect(took).toBeGreaterThanOrEqual(380);
+    expect(took).toBeLessThan(900);
+    expect(fallback.bodies.length).toBe(0);
   });
 
   it('goes on at the fallback when the route continues', async () => {
