@@ -3,6 +3,7 @@
 // key's org) are checked in `crossCheck`, each problem with its path, on what
 // is valid even when the rest is not (`salvageConfig`), so one round reports all.
 import { z } from 'zod';
+import { engineMetricsSchema, scoringSchema } from './fleet-schema';
 
 /** Accepts 8080 or "8080" (values often come from ${ENV} interpolation). */
 const intLike = (min: number, max: number) =>
@@ -64,7 +65,10 @@ export const upstreamSchema = z.strictObject({
   url: backendUrl.optional(),
   /** A fleet: several endpoints serving the same models; `url` is the one-endpoint form. */
   endpoints: z.array(z.strictObject({ url: backendUrl, weight: intLike(1, 1000).default(1) })).min(1).optional(),
-  picker: z.enum(['least_inflight', 'round_robin']).default('least_inflight'),
+  picker: z.enum(['least_inflight', 'round_robin', 'scored']).default('least_inflight'),
+  /** Each endpoint's engine metrics (queue, running, KV cache), scraped in the background; `scored` needs them. */
+  engineMetrics: engineMetricsSchema.optional(),
+  scoring: scoringSchema,
   health: z.strictObject({
     consecutiveFailures: intLike(1, 1000).default(3),
     baseEjectionMs: intLike(100, 3_600_000).default(5_000),
@@ -241,6 +245,7 @@ export function crossCheck(config: ConfigView): string[] {
     if (upstream.format !== 'demo' && upstream.url === undefined && upstream.endpoints === undefined) problems.push(`upstreams.${name}.url: required for format ${upstream.format} (or endpoints: [{url, weight}])`);
     if (upstream.url !== undefined && upstream.endpoints !== undefined) problems.push(`upstreams.${name}.endpoints: give url (one endpoint) or endpoints, not both`);
     if (upstream.format === 'demo' && upstream.endpoints !== undefined) problems.push(`upstreams.${name}.endpoints: the demo backend is one endpoint (url sets its address)`);
+    if (upstream.picker === 'scored' && upstream.engineMetrics === undefined) problems.push(`upstreams.${name}.engineMetrics: picker scored ranks endpoints on their engine metrics: give engineMetrics: {path, flavour}`);
   }
   config.routes?.forEach((route, i) => {
     if (route?.upstream === undefined || upstreams === undefined) return;

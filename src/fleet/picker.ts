@@ -2,13 +2,20 @@
 // power of two choices, the one with fewer requests in flight per unit of
 // weight (a random pair, weighted draw), so load spreads without a global
 // scan or a herd. round_robin: the next available one, weights as repeats.
+// scored (scored-picker.ts): on the model servers' own metrics and prefix locality.
 import type { Member } from './member';
 
-export type PickerKind = 'least_inflight' | 'round_robin';
+export type PickerKind = 'least_inflight' | 'round_robin' | 'scored';
+
+/** What a picker may know of the request: the model and the messages as sent upstream (none for images). */
+export interface PickRequest {
+  readonly model: string;
+  readonly messages?: readonly unknown[];
+}
 
 export interface Picker {
-  /** An available endpoint not in `exclude`, or undefined when none is. */
-  pick(members: readonly Member[], now: number, exclude?: ReadonlySet<Member>): Member | undefined;
+  /** An available endpoint not in `exclude`, or undefined when none is. The same `request` object on each attempt of one request. */
+  pick(members: readonly Member[], now: number, exclude?: ReadonlySet<Member>, request?: PickRequest): Member | undefined;
 }
 
 function weightedDraw(candidates: readonly Member[], total: number, random: () => number): Member {
@@ -51,4 +58,6 @@ export function roundRobin(): Picker {
   };
 }
 
-export const createPicker = (kind: PickerKind): Picker => (kind === 'round_robin' ? roundRobin() : leastInflight());
+/** `scored` is built by the upstream, which owns what it reads (the engine scraper, the prefix index). */
+export const createPicker = (kind: PickerKind, scored: () => Picker): Picker =>
+  kind === 'scored' ? scored() : kind === 'round_robin' ? roundRobin() : leastInflight();

@@ -15,7 +15,9 @@ import { nativeFormat } from './formats/native';
 import { openaiFormat } from './formats/openai';
 import { UpstreamCall, type Attempt, type CallSettings } from './call';
 import { Member, recordAttempt, recordRateLimited } from '../fleet/member';
-import { createPicker } from '../fleet/picker';
+import { createPicker, type PickRequest } from '../fleet/picker';
+import { startEngineRouting } from '../fleet/engine-routing';
+import type { ScoredMetrics } from '../fleet/scored-metrics';
 import { startHealthChecks } from '../fleet/health-check';
 import { RetryBudget } from '../fleet/retry-budget';
 import type { FleetMetrics } from '../fleet/metrics';
@@ -41,7 +43,7 @@ interface Backend {
   pool: Pool;
 }
 
-export function createUpstream(name: string, config: UpstreamConfig & { members: ReadonlyArray<{ url: string; weight: number }> }, pipeline: Pipeline, reply: Reply, metrics: FleetMetrics): Upstream {
+export function createUpstream(name: string, config: UpstreamConfig & { members: ReadonlyArray<{ url: string; weight: number }> }, pipeline: Pipeline, reply: Reply, metrics: FleetMetrics, engineMetrics: ScoredMetrics): Upstream {
   const options = {
     keepAliveTimeout: KEEP_ALIVE_MS,
     // The call's own timer bounds the wait for the head and each silence after it (to the millisecond).
@@ -60,7 +62,9 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
   const stopChecks = config.healthCheck
     ? startHealthChecks(members, config.healthCheck, config.health, Math.min(config.timeoutMs, config.healthCheck.intervalMs), (m) => metrics.ejected(name, m.url, 'check'))
     : undefined;
-  const picker = createPicker(config.picker);
+  const engines = config.engineMetrics && startEngineRouting(name, members, config.engineMetrics, config.scoring, engineMetrics);
+  // The config check made sure a scored picker has engine metrics to read.
+  const picker = createPicker(config.picker, () => engines!.picker());
   const health = config.health;
   /**
    * A retry after a connection died unanswered goes over a connection of its
@@ -82,7 +86,7 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
   const inFlight = (): number => members.reduce((sum, m) => sum + m.inflight, 0);
 
   /** One attempt on one endpoint; `tried` holds the endpoints this request already failed on; `budgeted` when it is a retry taken from the budget. */
-  const send = (ctx: Context, path: string, body: string, b: Backend, tried: Set<Member>, fresh: boolean, budgeted = false): void => {
+  const send = (ctx: Context, path: string, body: string, b: Backend, tried: Set<Member>, fresh: boolean, budgeted: boolean, request: PickRequest): void => {
     const { member } = b;
     const now = Date.now();
     if (member.ejectedUntil !== 0 && now >= member.ejectedUntil) member.trialInFlight = true; // half-open: this is its trial
@@ -103,13 +107,13 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
       retry(why) {
         // Bounded per request (attempts), in time (the deadline covers every attempt) and per pool (the budget).
         if (ctx.closed || tried.size > config.retry.attempts || ctx.elapsed() >= deadlineMs) return false;
-        const next = backendFor(Date.now(), tried) ?? (why === 'dropped' && !fresh ? b : undefined);
+        const next = backendFor(Date.now(), request, tried) ?? (why === 'dropped' && !fresh ? b : undefined);
         // A dropped idle connection is the pool's own churn, not the backend's load: it spends no budget.
         const budgeted = why !== 'dropped';
         if (next === undefined || (budgeted && !budget.tryRetry(inFlight()))) return false;
         metrics.retried(name, why);
         // Elsewhere if another endpoint is in rotation; else, for a dropped idle connection, on a fresh one.
-        send(ctx, path, body, next, tried, next === b, budgeted);
+        send(ctx, path, body, next, tried, next === b, budgeted, request);
         return true;
       },
     };
@@ -123,8 +127,8 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
     }, call);
   };
 
-  const backendFor = (now: number, tried?: ReadonlySet<Member>): Backend | undefined => {
-    const m = picker.pick(members, now, tried);
+  const backendFor = (now: number, request: PickRequest, tried?: ReadonlySet<Member>): Backend | undefined => {
+    const m = picker.pick(members, now, tried, request);
     return m === undefined ? undefined : backends[m.index];
   };
 
@@ -134,12 +138,15 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
     forward(ctx, path, body) {
       ctx.forwarding.interrupt = (err) => reply.fail(ctx, err);
       const now = Date.now();
-      const b = backendFor(now);
+      // The model and messages as sent upstream: what prefix affinity hashes (once, on the first pick).
+      const request: PickRequest = { model: ctx.route?.upstreamModel ?? ctx.model ?? '', messages: ctx.chat?.messages };
+      const b = backendFor(now, request);
       if (b === undefined) return reply.fail(ctx, unavailable(name, members, now));
-      send(ctx, path, body, b, new Set(), false);
+      send(ctx, path, body, b, new Set(), false, false, request);
     },
     close: async () => {
       stopChecks?.();
+      await engines?.stop();
       await Promise.all(backends.map((b) => b.pool.destroy()));
     },
   };
