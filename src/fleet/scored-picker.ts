@@ -2,14 +2,18 @@
 // report and on prefix locality:
 // 1. Saturated endpoints are set aside: a queue over `queueThreshold`, a KV
 //    cache over `kvCacheThreshold`, or a reading older than the staleness
-//    bound. If every endpoint is saturated, all stay in.
+//    bound. If every endpoint is saturated, all stay in. If no endpoint has a
+//    fresh reading at all (metrics failing or stale everywhere), the picker
+//    falls back to requests in flight alone: the fewest wins, as if
+//    least in-flight, with no pull towards a prefix that could pile onto one.
 // 2. Each is scored: weights.queue × its queue's place between the shortest
 //    (1) and the longest (0), + weights.kvCache × KV headroom, + weights.prefix
 //    × the share of the prompt's leading blocks it was sent before. The queue
 //    is the engine's plus the requests this gateway sent since that reading's
 //    scrape began (a burst between scrapes does not pile onto one endpoint); an
-//    endpoint without a fresh reading counts its requests in flight instead
-//    and has no known headroom. Queues are per unit of weight.
+//    endpoint without a fresh reading (kept only when all are saturated)
+//    counts its requests in flight instead and has no known headroom. Queues
+//    are per unit of weight.
 // 3. The best score wins; ties are broken at random.
 import type { ScoringConfig } from '../config/fleet-schema';
 import type { EngineScraper } from './engine-scraper';
@@ -29,7 +33,7 @@ export interface ScoredDeps {
   random?: () => number;
 }
 
-interface Candidate { member: Member; fresh: boolean; load: number; headroom: number; matched: number; score: number }
+interface Candidate { member: Member; fresh: boolean; queued: number; load: number; headroom: number; matched: number; score: number }
 
 export function scoredPicker(deps: ScoredDeps): Picker {
   const { scraper, index, scoring } = deps;
@@ -53,9 +57,10 @@ export function scoredPicker(deps: ScoredDeps): Picker {
         const state = scraper.states[member.index];
         const fresh = state.fresh(now, scraper.staleAfterMs);
         const queued = fresh ? state.waiting + state.sentSince : member.inflight;
-        return { member, fresh, load: queued / member.weight, headroom: fresh ? 1 - (state.kvCacheUsage ?? 0) : 0, matched: 0, score: 0 };
+        return { member, fresh, queued, load: queued / member.weight, headroom: fresh ? 1 - (state.kvCacheUsage ?? 0) : 0, matched: 0, score: 0 };
       });
-      const open = all.filter((c) => c.fresh && c.load * c.member.weight <= scoring.queueThreshold && 1 - c.headroom <= scoring.kvCacheThreshold);
+      const anyFresh = all.some((c) => c.fresh);
+      const open = all.filter((c) => c.fresh && c.queued <= scoring.queueThreshold && 1 - c.headroom <= scoring.kvCacheThreshold);
       const pool = open.length > 0 ? open : all;
       let lo = Infinity;
       let hi = -Infinity;
@@ -64,14 +69,14 @@ export function scoredPicker(deps: ScoredDeps): Picker {
       for (const c of pool) {
         c.matched = blocks.length === 0 ? 0 : index.match(c.member.index, blocks);
         const queue = hi === lo ? 1 : (hi - c.load) / (hi - lo);
-        c.score = weights.queue * queue + weights.kvCache * c.headroom + (blocks.length === 0 ? 0 : weights.prefix * (c.matched / blocks.length));
+        c.score = !anyFresh ? -c.load : weights.queue * queue + weights.kvCache * c.headroom + (blocks.length === 0 ? 0 : weights.prefix * (c.matched / blocks.length));
         best = Math.max(best, c.score);
       }
       const top = pool.filter((c) => c.score >= best - 1e-9);
       const chosen = top[Math.min(top.length - 1, Math.floor(random() * top.length))];
       scraper.states[chosen.member.index].sending();
       if (blocks.length > 0) index.record(chosen.member.index, blocks);
-      const reason: Decision = !all.some((c) => c.fresh) ? 'no_metrics' : open.length === 0 ? 'all_saturated' : chosen.matched > 0 ? 'prefix' : 'load';
+      const reason: Decision = !anyFresh ? 'no_metrics' : open.length === 0 ? 'all_saturated' : chosen.matched > 0 ? 'prefix' : 'load';
       deps.decided(reason, blocks.length, chosen.matched);
       return chosen.member;
     },
