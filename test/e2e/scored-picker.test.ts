@@ -38,7 +38,8 @@ function occupy(sim: EngineSim, n: number): ClientRequest[] {
 describe('scored picker on simulated engines', () => {
   const sims: EngineSim[] = [];
   let gw: TestGateway;
-  const chat = (content: string, stream = false) => (stream ? postSse : post)(`${gw.url}/v1/chat/completions`, { model: 'm', stream, messages: [{ role: 'user', content }] }, bearer(alice.key));
+  const chat = (content: string) => post(`${gw.url}/v1/chat/completions`, { model: 'm', messages: [{ role: 'user', content }] }, bearer(alice.key));
+  const chatStream = (content: string) => postSse(`${gw.url}/v1/chat/completions`, { model: 'm', stream: true, messages: [{ role: 'user', content }] }, bearer(alice.key));
 
   beforeAll(async () => {
     const slow: EngineSimOptions = { slots: 1, outputTokens: 12, tokensPerEvent: 4, decodeMsPerToken: 25 };
@@ -79,7 +80,7 @@ describe('scored picker on simulated engines', () => {
     const before = requestsSeen(sims);
     // The same prompt nine times at once: by in-flight counts they spread evenly (prefix affinity would pile them up).
     const started = Date.now();
-    const answers = await Promise.all(Array.from({ length: 9 }, () => chat('the same prompt', true)));
+    const answers = await Promise.all(Array.from({ length: 9 }, () => chatStream('the same prompt')));
     expect(answers.map((a) => a.status)).toEqual(Array(9).fill(200));
     expect(answers.every((a) => a.events.at(-1)?.data === '[DONE]')).toBe(true);
     expect(Date.now() - started).toBeLessThan(5_000); // the slow engine's answers take ~0.3 s each; hung scrapes hold nothing up
