@@ -10,6 +10,7 @@ import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post, postSse } from '../support/http';
 import { parseExposition, promtoolCheck, scrape, series } from '../support/metrics';
 import { until } from '../support/wait';
+import { validateConfig } from '../../src/config/load';
 
 const alice = makeKey('alice');
 
@@ -146,6 +147,26 @@ describe('the prefix index under a long run', () => {
     } finally {
       await gw.close();
       await Promise.all(sims.map((s) => s.close()));
+    }
+  });
+
+  it('stops scraping the old fleet on reload', async () => {
+    const sim = await startEngineSim();
+    const gw = await fleetBehind([sim]);
+    try {
+      await until(() => sim.stats.metricsScrapes >= 2, 'scrapes');
+      // The old runtime closes once its requests are done (none here): its scraper stops with it.
+      await gw.gateway.swap({ file: 'inline.yaml', config: validateConfig({ server: { port: 0 }, keys: [alice.entry], upstreams: { sim: { endpoints: [{ url: sim.base }] } }, routes: [{ model: '*', upstream: 'sim' }] }, 'inline.yaml', {}) });
+      await until(async () => Object.keys(await gauge(gw, 'sluice_engine_metrics_fresh')).length === 0, 'the old fleet to leave the metrics');
+      const after = sim.stats.metricsScrapes;
+      expect((await post(`${gw.url}/v1/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, bearer(alice.key))).status).toBe(200);
+      // Ten intervals later (the request above took longer than one), still no new scrape.
+      const until10 = Date.now() + 500;
+      await until(() => Date.now() >= until10 || sim.stats.metricsScrapes > after, 'a scrape or ten intervals');
+      expect(sim.stats.metricsScrapes).toBe(after);
+    } finally {
+      await gw.close();
+      await sim.close();
     }
   });
 });
