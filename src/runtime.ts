@@ -16,6 +16,7 @@ import type { Services } from './pipeline/contract';
 import { createUpstream, type Upstream } from './proxy/upstream';
 import { createReply } from './proxy/reply';
 import { fleetMetrics, type FleetMetrics } from './fleet/metrics';
+import { scoredMetrics } from './fleet/scored-metrics';
 import { startDemoBackend, type DemoBackend } from './demo/backend';
 import { compilePassthrough, passthroughProblems, type PassthroughTable } from './passthrough/routes';
 import { createPassthroughProxy, type PassthroughProxy } from './passthrough/proxy';
@@ -106,10 +107,11 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
   const upstreams = new Map<string, Upstream>();
   const reply = createReply(pipeline, deps.logger);
   const fleet = fleetMetrics(deps.services.metrics);
+  const engines = scoredMetrics(deps.services.metrics);
   for (const [name, upstream] of Object.entries(config.upstreams)) {
     const url = upstream.format === 'demo' ? (await demoBackendFor(upstream.url)).url : upstream.url;
     const members = upstream.endpoints ?? [{ url: url!, weight: 1 }];
-    upstreams.set(name, createUpstream(name, { ...upstream, format: upstream.format === 'demo' ? 'native' : upstream.format, members }, pipeline, reply, fleet));
+    upstreams.set(name, createUpstream(name, { ...upstream, format: upstream.format === 'demo' ? 'native' : upstream.format, members }, pipeline, reply, fleet, engines));
   }
   const passthroughProxies = new Map<string, PassthroughProxy>();
   for (const name of new Set(config.passthrough.map((p) => p.upstream))) {

@@ -3,6 +3,7 @@
 // key's org) are checked in `crossCheck`, each problem with its path, on what
 // is valid even when the rest is not (`salvageConfig`), so one round reports all.
 import { z } from 'zod';
+import { affinitySchema, engineMetricsSchema, scoringSchema } from './fleet-schema';
 
 /** Accepts 8080 or "8080" (values often come from ${ENV} interpolation). */
 const intLike = (min: number, max: number) =>
@@ -64,9 +65,12 @@ export const upstreamSchema = z.strictObject({
   url: backendUrl.optional(),
   /** A fleet: several endpoints serving the same models; `url` is the one-endpoint form. */
   endpoints: z.array(z.strictObject({ url: backendUrl, weight: intLike(1, 1000).default(1) })).min(1).optional(),
-  picker: z.enum(['least_inflight', 'round_robin', 'affinity']).default('least_inflight'),
+  picker: z.enum(['least_inflight', 'round_robin', 'affinity', 'scored']).default('least_inflight'),
   /** picker affinity: requests with the same value of `header` go to the same endpoint while it stays under loadFactor times its share. */
-  affinity: z.strictObject({ header: z.string().regex(/^[A-Za-z0-9-]+$/, 'must be a header name').transform((h) => h.toLowerCase()), loadFactor: z.number().min(1).max(10).default(1.25) }).optional(),
+  affinity: affinitySchema.optional(),
+  /** Each endpoint's engine metrics (queue, running, KV cache), scraped in the background; `scored` needs them. */
+  engineMetrics: engineMetricsSchema.optional(),
+  scoring: scoringSchema,
   health: z.strictObject({
     consecutiveFailures: intLike(1, 1000).default(3),
     baseEjectionMs: intLike(100, 3_600_000).default(5_000),
@@ -253,6 +257,7 @@ export function crossCheck(config: ConfigView): string[] {
     if (upstream.url !== undefined && upstream.endpoints !== undefined) problems.push(`upstreams.${name}.endpoints: give url (one endpoint) or endpoints, not both`);
     if (upstream.format === 'demo' && upstream.endpoints !== undefined) problems.push(`upstreams.${name}.endpoints: the demo backend is one endpoint (url sets its address)`);
     if (upstream.picker === 'affinity' && upstream.affinity === undefined) problems.push(`upstreams.${name}.affinity: picker affinity needs affinity: {header: <name>} (for example x-session-id)`);
+    if (upstream.picker === 'scored' && upstream.engineMetrics === undefined) problems.push(`upstreams.${name}.engineMetrics: picker scored ranks endpoints on their engine metrics: give engineMetrics: {path, flavour}`);
   }
   config.routes?.forEach((route, i) => {
     if (route?.upstream === undefined || upstreams === undefined) return;

@@ -50,7 +50,8 @@ export function affinity(members: readonly Member[], loadFactor: number, spread:
   const ring = buildRing(members);
   const totalWeight = members.reduce((sum, m) => sum + m.weight, 0);
   return {
-    pick(all, now, exclude, key) {
+    pick(all, now, exclude, request) {
+      const key = request?.key;
       if (key === undefined) return spread.pick(all, now, exclude);
       const inflight = all.reduce((sum, m) => sum + m.inflight, 0);
       const n = ring.points.length;

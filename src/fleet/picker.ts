@@ -2,12 +2,23 @@
 // power of two choices, the one with fewer requests in flight per unit of
 // weight (a random pair, weighted draw), so load spreads without a global
 // scan or a herd. round_robin: the next available one, weights as repeats.
-// (affinity.ts keeps a conversation on one endpoint.)
+// affinity (affinity.ts): a conversation kept on one endpoint by a header.
+// scored (scored-picker.ts): on the model servers' own metrics and prefix locality.
 import type { Member } from './member';
 
+export type PickerKind = 'least_inflight' | 'round_robin' | 'affinity' | 'scored';
+
+/** What a picker may know of the request: the model and the messages as sent upstream (none for images). */
+export interface PickRequest {
+  readonly model: string;
+  readonly messages?: readonly unknown[];
+  /** The affinity header's value, when the picker is affinity and the client sent one. */
+  readonly key?: string;
+}
+
 export interface Picker {
-  /** An available endpoint not in `exclude`, or undefined when none is; `key` is the request's affinity key, if any. */
-  pick(members: readonly Member[], now: number, exclude?: ReadonlySet<Member>, key?: string): Member | undefined;
+  /** An available endpoint not in `exclude`, or undefined when none is. The same `request` object on each attempt of one request. */
+  pick(members: readonly Member[], now: number, exclude?: ReadonlySet<Member>, request?: PickRequest): Member | undefined;
 }
 
 function weightedDraw(candidates: readonly Member[], total: number, random: () => number): Member {

@@ -16,6 +16,9 @@ import { openaiFormat } from './formats/openai';
 import { UpstreamCall, type Attempt, type CallSettings } from './call';
 import { Member, recordAttempt, recordRateLimited } from '../fleet/member';
 import { createPicker } from '../fleet/create-picker';
+import type { PickRequest } from '../fleet/picker';
+import { startEngineRouting } from '../fleet/engine-routing';
+import type { ScoredMetrics } from '../fleet/scored-metrics';
 import { startHealthChecks } from '../fleet/health-check';
 import { RetryBudget } from '../fleet/retry-budget';
 import type { FleetMetrics } from '../fleet/metrics';
@@ -42,7 +45,7 @@ interface Backend {
   pool: Pool;
 }
 
-export function createUpstream(name: string, config: UpstreamConfig & { members: ReadonlyArray<{ url: string; weight: number }> }, pipeline: Pipeline, reply: Reply, metrics: FleetMetrics): Upstream {
+export function createUpstream(name: string, config: UpstreamConfig & { members: ReadonlyArray<{ url: string; weight: number }> }, pipeline: Pipeline, reply: Reply, metrics: FleetMetrics, engineMetrics: ScoredMetrics): Upstream {
   const options = {
     keepAliveTimeout: KEEP_ALIVE_MS,
     // The call's own timer bounds the wait for the head and each silence after it (to the millisecond).
@@ -61,7 +64,9 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
   const stopChecks = config.healthCheck
     ? startHealthChecks(members, config.healthCheck, config.health, Math.min(config.timeoutMs, config.healthCheck.intervalMs), (m) => metrics.ejected(name, m.url, 'check'))
     : undefined;
-  const picker = createPicker(members, config);
+  const engines = config.engineMetrics && startEngineRouting(name, members, config.engineMetrics, config.scoring, engineMetrics);
+  // The config check made sure a scored picker has engine metrics to read.
+  const picker = createPicker(members, config, () => engines!.picker());
   const affinityHeader = config.picker === 'affinity' ? config.affinity?.header : undefined;
   const health = config.health;
   /**
@@ -128,7 +133,7 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
         // Bounded per request (attempts), in time (the deadline covers every attempt) and per pool (the budget).
         if (ctx.closed || state.count > config.retry.attempts || ctx.elapsed() >= deadlineMs) return false;
         const now = Date.now();
-        const elsewhere = backendFor(now, state.tried, keyOf(ctx));
+        const elsewhere = backendFor(now, state.request, state.tried);
         // Elsewhere if another endpoint is in rotation; else a dropped idle connection goes again on a fresh
         // one at once, and a failure (not a silence) on the same endpoint after a backoff, if it is still in rotation.
         const again = elsewhere === undefined && (why === 'dropped' ? !fresh : why === 'failed' && member.available(now));
@@ -163,8 +168,8 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
     return typeof value === 'string' && value !== '' ? value : undefined;
   };
 
-  const backendFor = (now: number, tried?: ReadonlySet<Member>, key?: string): Backend | undefined => {
-    const m = picker.pick(members, now, tried, key);
+  const backendFor = (now: number, request: PickRequest, tried?: ReadonlySet<Member>): Backend | undefined => {
+    const m = picker.pick(members, now, tried, request);
     return m === undefined ? undefined : backends[m.index];
   };
 
@@ -175,19 +180,22 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
       ctx.forwarding.interrupt = (err) => reply.fail(ctx, err);
       if (t.totalMs !== undefined && !ctx.forwarding.deadline) endAtDeadline(ctx, t.totalMs);
       const now = Date.now();
-      const b = backendFor(now, undefined, keyOf(ctx));
+      // The model and messages as sent upstream (what prefix affinity hashes), and the affinity key.
+      const request: PickRequest = { model: ctx.route?.upstreamModel ?? ctx.model ?? '', messages: ctx.chat?.messages, key: keyOf(ctx) };
+      const b = backendFor(now, request);
       if (b === undefined) return reply.fail(ctx, unavailable(name, members, now));
-      send(ctx, path, body, b, { tried: new Set(), count: 0 }, false);
+      send(ctx, path, body, b, { tried: new Set(), count: 0, request }, false);
     },
     close: async () => {
       stopChecks?.();
+      await engines?.stop();
       await Promise.all(backends.map((b) => b.pool.destroy()));
     },
   };
 }
 
-/** The endpoints one request has tried on this upstream, and its attempts here. */
-interface Tries { tried: Set<Member>; count: number }
+/** The endpoints one request has tried on this upstream, its attempts here, and what the picker knows of it. */
+interface Tries { tried: Set<Member>; count: number; request: PickRequest }
 
 /** Every endpoint is out of rotation: fail fast, and say when the first comes back. */
 function unavailable(upstream: string, members: readonly Member[], now: number): GatewayError {

@@ -45,6 +45,8 @@ describe('round robin', () => {
 });
 
 describe('affinity: consistent hashing with bounded loads', () => {
+  /** A request as the picker sees it, with its affinity key. */
+  const as = (key: string) => ({ model: 'm', key });
   const sessions = Array.from({ length: 2000 }, (_, i) => `session-${i}`);
 
   it('sends a key to the same endpoint every time, and splits keys by weight', () => {
@@ -52,8 +54,8 @@ describe('affinity: consistent hashing with bounded loads', () => {
     const picker = affinity(members, 1.25, leastInflight());
     const counts = [0, 0, 0, 0];
     for (const key of sessions) {
-      const first = picker.pick(members, 0, undefined, key)!;
-      expect(picker.pick(members, 0, undefined, key)).toBe(first);
+      const first = picker.pick(members, 0, undefined, as(key))!;
+      expect(picker.pick(members, 0, undefined, as(key))).toBe(first);
       counts[first.index]++;
     }
     // Weight 3 of 6: about half the keys; each weight-1 endpoint about a sixth.
@@ -65,21 +67,21 @@ describe('affinity: consistent hashing with bounded loads', () => {
   it('moves only the keys of an endpoint that leaves rotation, and brings them back when it returns', () => {
     const members = pool(4);
     const picker = affinity(members, 1.25, leastInflight());
-    const before = sessions.map((k) => picker.pick(members, 0, undefined, k)!);
+    const before = sessions.map((k) => picker.pick(members, 0, undefined, as(k))!);
     members[2].ejectedUntil = 10_000;
-    const during = sessions.map((k) => picker.pick(members, 0, undefined, k)!);
+    const during = sessions.map((k) => picker.pick(members, 0, undefined, as(k))!);
     sessions.forEach((_, i) => {
       if (before[i] !== members[2]) expect(during[i]).toBe(before[i]);
       else expect(during[i]).not.toBe(members[2]);
     });
     members[2].ejectedUntil = 0;
-    expect(sessions.map((k) => picker.pick(members, 0, undefined, k)!)).toEqual(before);
+    expect(sessions.map((k) => picker.pick(members, 0, undefined, as(k))!)).toEqual(before);
   });
 
   it('never lets one endpoint take more than loadFactor times its share, even when every request has the same key', () => {
     const members = pool(4);
     const picker = affinity(members, 1.25, leastInflight());
-    for (let i = 0; i < 100; i++) picker.pick(members, 0, undefined, 'one-hot-session')!.inflight++;
+    for (let i = 0; i < 100; i++) picker.pick(members, 0, undefined, as('one-hot-session'))!.inflight++;
     const most = Math.max(...members.map((m) => m.inflight));
     expect(most).toBeLessThanOrEqual(Math.ceil(1.25 * 100 / 4));
     expect(members.reduce((sum, m) => sum + m.inflight, 0)).toBe(100);
@@ -91,8 +93,8 @@ describe('affinity: consistent hashing with bounded loads', () => {
     let draw = 0;
     const picker = affinity(members, 1.25, leastInflight(() => [0.1, 0.9][draw++ % 2]));
     expect(picker.pick(members, 0)).toBe(members[1]);
-    const home = picker.pick(members, 0, undefined, 'k')!;
-    expect(picker.pick(members, 0, new Set([home]), 'k')).not.toBe(home);
+    const home = picker.pick(members, 0, undefined, as('k'))!;
+    expect(picker.pick(members, 0, new Set([home]), as('k'))).not.toBe(home);
   });
 });
 
