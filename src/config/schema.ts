@@ -21,6 +21,8 @@ const sizeLike = z.union([
 export const budgetSchema = z.strictObject({
   requests: intLike(1, Number.MAX_SAFE_INTEGER).optional(),
   tokens: intLike(1, Number.MAX_SAFE_INTEGER).optional(),
+  /** Requests in flight at once (not per window). */
+  concurrency: intLike(1, 1_000_000).optional(),
   windowSeconds: intLike(1, 86_400 * 31).default(60),
 });
 export type Budget = z.infer<typeof budgetSchema>;
@@ -54,6 +56,8 @@ const keySchema = z.strictObject({
   org: z.string().min(1).optional(),
   models: z.array(z.string().min(1)).optional(),
   limits: budgetSchema.optional(),
+  /** Order in a full queue for a concurrency limit: high first; low is shed first. */
+  priority: z.enum(['high', 'normal', 'low']).optional(),
 });
 
 const orgSchema = z.strictObject({ limits: budgetSchema.optional() }).nullable().transform((o) => o ?? {});
@@ -99,6 +103,8 @@ export const upstreamSchema = z.strictObject({
   maxEventBytes: sizeLike.default(16 * 1024 ** 2),
   /** Message forms accepted on routes to this upstream, unless a route says otherwise. */
   dialect: z.enum(['interface', 'openai']).optional(),
+  /** Requests in flight to this upstream at once, across replicas (enforced by the rate-limit plugin). */
+  maxInFlight: intLike(1, 1_000_000).optional(),
 });
 
 const endpointSchema = z.enum(['chat', 'images']);
@@ -116,6 +122,8 @@ const routeSchema = z.strictObject({
   fallbacks: z.array(z.string().min(1)).max(8).optional(),
   /** Backend error codes of a 4xx that also go on to the fallbacks (e.g. context_length_exceeded to a larger-context model). */
   failoverOn: z.array(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be an error code such as context_length_exceeded')).optional(),
+  /** Requests in flight on this route (model) at once, across replicas (enforced by the rate-limit plugin). */
+  maxInFlight: intLike(1, 1_000_000).optional(),
 });
 
 // A pass-through path: /v1/ or /v2/, then segments of unreserved characters (no "." or ".."

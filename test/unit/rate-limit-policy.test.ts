@@ -95,11 +95,17 @@ describe('rate-limit: policies and decisions', () => {
     expect(d.tokens).toMatchObject({ remaining: 1000, msBeforeNext: 0 });
   });
 
-  it('refuses a request past a request budget, and a token budget once used up', () => {
+  it('refuses a request past a request budget, and a reservation that does not fit a token budget', () => {
     expect(decide(policy, [res(6, 4000), res(7, 50_000), null]).refused).toMatchObject({ budget: { scope: 'key', kind: 'requests' }, msBeforeNext: 4000 });
     expect(decide(policy, [res(5, 4000), res(7, 50_000), null]).refused).toBeUndefined();
-    expect(decide(policy, [res(1, 4000), res(7, 50_000), res(1000, 20_000)]).refused).toMatchObject({ budget: { scope: 'org', kind: 'tokens' } });
-    expect(decide(policy, [res(1, 4000), res(7, 50_000), res(999, 20_000)]).refused).toBeUndefined();
+    // The answers count the reservation (here 100 tokens): 1001 does not fit, 1000 just does.
+    const refused = decide(policy, [res(1, 4000), res(7, 50_000), res(1001, 20_000)], 100);
+    expect(refused.refused).toMatchObject({ budget: { scope: 'org', kind: 'tokens' } });
+    expect(refused.left).toBe(99);
+    expect(refused.tokens).toMatchObject({ remaining: 99 });
+    const fits = decide(policy, [res(1, 4000), res(7, 50_000), res(1000, 20_000)], 100);
+    expect(fits.refused).toBeUndefined();
+    expect(fits.tokens).toMatchObject({ remaining: 0 });
   });
 
   it('reports the spent budget that refills last', () => {
