@@ -168,7 +168,7 @@ describe('rate limits on a shared Redis', () => {
       await until(async () => lines.some((l) => l.msg?.includes('charged estimated tokens')), 'a charge for the cut stream');
       const charged = lines.find((l) => l.msg?.includes('charged estimated tokens'));
       expect(charged).toMatchObject({ key: 'cut', estimated: true });
-      await until(async () => (await counter(`${prefix}{key:cut}:tokens`)) === charged.tokens, 'the estimate, in place of the reservation');
+      await until(async () => (await counter(`${prefix}{key:cut}:tokens`)) === charged!.tokens, 'the estimate, in place of the reservation');
     } finally {
       await slow.close();
     }

@@ -211,5 +211,8 @@ describe('rate-limit config check', () => {
     expect(() => validateConfig(raw, 'inline.yaml', {}, check)).toThrow(/keys\[0\]\.limits: limits need the rate-limit plugin/);
     expect(() => validateConfig({ orgs: { acme: { limits: { tokens: 5 } } } }, 'inline.yaml', {}, check)).toThrow(/orgs\.acme\.limits/);
     expect(() => validateConfig({ ...raw, plugins: [{ name: 'rate-limit' }] }, 'inline.yaml', {}, check)).not.toThrow();
+    const upstreams = { b: { url: 'http://127.0.0.1:1/v1', maxInFlight: 4 } };
+    expect(() => validateConfig({ upstreams }, 'inline.yaml', {}, check)).toThrow(/upstreams\.b\.maxInFlight: limits need the rate-limit plugin/);
+    expect(() => validateConfig({ upstreams: { b: { url: 'http://127.0.0.1:1/v1' } }, routes: [{ model: 'm', upstream: 'b', maxInFlight: 2 }] }, 'inline.yaml', {}, check)).toThrow(/routes\[0\]\.maxInFlight/);
   });
 });
