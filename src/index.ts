@@ -9,3 +9,4 @@ export {
 export type { ChatMessage, ChatRequest, ContentPart, ImageRequest, Principal, RedisClient, Route, ToolCall } from './types';
 export { budgetSchema, type Budget, type ConfigView, type GatewayConfig } from './config/schema';
 export { exactModelIds } from './routing/routes';
+export { estimateTokens, promptChars } from './proxy/usage';

@@ -14,8 +14,8 @@ export function modelLabeler(config: GatewayConfig): (model: string | undefined)
   return (model) => (model === undefined ? '' : known.has(model) ? model : OTHER);
 }
 
-export const SCOPE_VALUES = ['key', 'org'] as const;
-export const BUDGET_VALUES = ['requests', 'tokens'] as const;
+export const SCOPE_VALUES = ['key', 'org', 'model', 'upstream'] as const;
+export const BUDGET_VALUES = ['requests', 'tokens', 'concurrency'] as const;
 export const KIND_VALUES = ['connect', 'timeout', 'status', 'stream'] as const;
 /** The endpoints whose requests carry text to filter. */
 export const FILTERED_ENDPOINTS = ['chat', 'images', 'passthrough'] as const;

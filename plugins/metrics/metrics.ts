@@ -57,7 +57,7 @@ export function registerMetrics(registry: Registry): GatewayMetrics {
     }),
     rateLimited: new Counter({
       name: 'sluice_rate_limited_total', registers,
-      help: 'Requests refused by a rate limit, by scope (key, org) and budget (requests, tokens).',
+      help: 'Requests refused by a rate limit, by scope (key, org, model, upstream) and budget (requests, tokens, concurrency).',
       labelNames: ['scope', 'budget'],
     }),
     contentFilterBlocks: new Counter({

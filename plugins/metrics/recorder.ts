@@ -59,7 +59,10 @@ export class Recorder {
    * Upstreams come from the config: a reload adds the new ones.
    */
   startAtZero(upstreams: readonly string[]): void {
-    for (const scope of SCOPE_VALUES) for (const budget of BUDGET_VALUES) this.metrics.rateLimited.inc({ scope, budget }, 0);
+    for (const scope of SCOPE_VALUES) {
+      // A model or an upstream has only an in-flight limit; a key and an org have every kind.
+      for (const budget of scope === 'model' || scope === 'upstream' ? ['concurrency'] : BUDGET_VALUES) this.metrics.rateLimited.inc({ scope, budget }, 0);
+    }
     for (const endpoint of FILTERED_ENDPOINTS) this.metrics.contentFilterBlocks.inc({ endpoint }, 0);
     for (const upstream of upstreams) for (const kind of KIND_VALUES) this.metrics.upstreamErrors.inc({ upstream, kind }, 0);
   }

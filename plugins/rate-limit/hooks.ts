@@ -1,31 +1,47 @@
-// onRequest: one round of limiter calls, all sent at once (consume one request
-// from each request budget, read each token budget), then admit, refuse with
-// 429, or answer 503 when Redis is out in failMode closed. onFinish: charge
-// the request's tokens to each token budget it was admitted under.
+// onRequest: first the in-flight limits (a slot under each, waiting in the
+// queue when one is full), then one round of budget calls, all sent at once
+// (one request from each request budget, the token reservation from each
+// token budget); admit, refuse with 429 (giving back what was taken), or
+// answer 503 when Redis is out in failMode closed. onFinish: give the slots
+// back and settle the reservations with the real usage.
 import type { Logger } from 'pino';
+import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { PluginHooks, RequestContext } from '../../src';
-import { limiterUnavailable, rateLimited, setRateLimitHeaders } from './headers';
+import type { Held } from './attempt';
+import { limiterUnavailable, rateLimited, setConcurrencyHeaders, setRateLimitHeaders } from './headers';
 import type { StoreHealth } from './health';
-import { decidedInProcess, giveBack } from './limiters';
+import { decidedInProcess, giveBack, settle } from './limiters';
 import type { LimiterMetrics } from './metrics';
 import { admitted, decide, type Policy } from './policy';
+import type { AdmissionQueue } from './queue';
+import { reservationOf, settlement, usedTokens } from './reservation';
+import { limitsOf, type Scopes } from './scopes';
 
-/** Per request: the policy it was admitted under (its token budgets are charged at the end). */
-export interface RateLimitState { policy?: Policy }
+/** Per request: the slots it holds, and the policy and reservation it was admitted under. */
+export interface RateLimitState {
+  held?: Held;
+  policy?: Policy;
+  /** Tokens reserved in each token budget, each budget's answer, and when it was made. */
+  reserved?: { points: number; answers: readonly unknown[]; at: number };
+}
 
 // Resolves with the answer whether the limiter resolved or rejected (over budget, or an Error).
-const settle = (answer: unknown): unknown => answer;
+const same = (answer: unknown): unknown => answer;
 const ignore = (): void => undefined;
 
 export interface HookDeps {
   policies: ReadonlyMap<string, Policy>;
+  scopes: Scopes;
+  /** Present when the config sets any in-flight limit. */
+  queue?: AdmissionQueue;
+  defaultMaxTokens: number;
   logger: Logger;
   metrics: LimiterMetrics;
   /** Present when the counts live in Redis. */
   health?: StoreHealth;
 }
 
-export function createHooks({ policies, logger, metrics, health }: HookDeps): PluginHooks<RateLimitState> {
+export function createHooks({ policies, scopes, queue, defaultMaxTokens, logger, metrics, health }: HookDeps): PluginHooks<RateLimitState> {
   const observe = (results: readonly unknown[], unavailable: boolean): void => {
     let inProcess = false;
     for (const r of results) if (decidedInProcess(r)) { inProcess = true; break; }
@@ -33,27 +49,57 @@ export function createHooks({ policies, logger, metrics, health }: HookDeps): Pl
     health!.note(unavailable ? 'unavailable' : inProcess ? 'fallback' : 'shared');
   };
 
-  async function admit(ctx: RequestContext, policy: Policy, state: RateLimitState): Promise<void> {
+  async function admitBudgets(ctx: RequestContext, policy: Policy, state: RateLimitState): Promise<void> {
     const { requests, tokens } = policy;
+    const reserve = tokens.length === 0 ? 0 : reservationOf(ctx, defaultMaxTokens);
     const pending: Array<Promise<unknown>> = [];
-    for (const b of requests) pending.push(b.limiter.consume(b.key, 1).then(settle, settle));
-    for (const b of tokens) pending.push(b.limiter.get(b.key).then(settle, settle));
+    for (const b of requests) pending.push(b.limiter.consume(b.key, 1).then(same, same));
+    for (const b of tokens) pending.push(b.limiter.consume(b.key, reserve).then(same, same));
     const results = await Promise.all(pending);
-    const decision = decide(policy, results);
+    const decision = decide(policy, results, reserve);
     if (health !== undefined) observe(results, decision.unavailable);
-    if (decision.refused === undefined && !decision.unavailable) {
-      if (decision.requests) setRateLimitHeaders(ctx, 'requests', decision.requests);
-      if (decision.tokens) setRateLimitHeaders(ctx, 'tokens', decision.tokens);
-      state.policy = policy;
-      return;
-    }
-    // Refused: give back the requests counted by the budgets that had room, and what a
-    // command that timed out will count when a frozen Redis runs it.
-    for (let i = 0; i < requests.length; i++) giveBack(requests[i].limiter, requests[i].key, results[i], admitted(results[i], requests[i]));
-    if (decision.refused === undefined) throw limiterUnavailable();
     if (decision.requests) setRateLimitHeaders(ctx, 'requests', decision.requests);
     if (decision.tokens) setRateLimitHeaders(ctx, 'tokens', decision.tokens);
-    throw rateLimited(decision.refused);
+    const n = requests.length;
+    if (decision.refused === undefined && !decision.unavailable) {
+      if (tokens.length > 0) ctx.setHeader('x-ratelimit-reserved-tokens', String(reserve));
+      state.policy = policy;
+      state.reserved = { points: reserve, answers: results.slice(n), at: Date.now() };
+      return;
+    }
+    // Refused: give back the requests counted by the budgets that had room, every reservation,
+    // and what a command that timed out will count when a frozen Redis runs it.
+    for (let i = 0; i < n; i++) giveBack(requests[i].limiter, requests[i].key, results[i], admitted(results[i], requests[i]) ? 1 : 0);
+    for (let i = 0; i < tokens.length; i++) giveBack(tokens[i].limiter, tokens[i].key, results[n + i], results[n + i] instanceof RateLimiterRes ? reserve : 0);
+    if (decision.refused === undefined) throw limiterUnavailable();
+    throw rateLimited(decision.refused, reserve, decision.left);
+  }
+
+  async function admitAll(ctx: RequestContext, held: Promise<Held | undefined>, policy: Policy | undefined, state: RateLimitState): Promise<void> {
+    const slots = await held;
+    if (slots === undefined) return; // the client left while queued: nothing is sent on
+    state.held = slots;
+    setConcurrencyHeaders(ctx, slots);
+    if (policy === undefined) return;
+    try {
+      await admitBudgets(ctx, policy, state);
+    } catch (err) {
+      state.held = undefined;
+      queue!.release(slots);
+      throw err;
+    }
+  }
+
+  function settleTokens(ctx: RequestContext, policy: Policy, reserved: NonNullable<RateLimitState['reserved']>): void {
+    const used = usedTokens(ctx.usage);
+    if (used > 0 && ctx.usage!.estimated) logger.info({ requestId: ctx.id, key: ctx.principal?.id, tokens: used, estimated: true }, 'rate-limit: charged estimated tokens (the backend reported no usage)');
+    const failed = health === undefined ? ignore : () => health.note('unavailable');
+    const now = Date.now();
+    policy.tokens.forEach((b, i) => {
+      const answer = reserved.answers[i];
+      const windowEnded = answer instanceof RateLimiterRes && now >= reserved.at + answer.msBeforeNext;
+      settle(b.limiter, b.key, answer, settlement(reserved.points, used, windowEnded), failed);
+    });
   }
 
   return {
@@ -61,18 +107,22 @@ export function createHooks({ policies, logger, metrics, health }: HookDeps): Pl
 
     onRequest(ctx, state) {
       const policy = ctx.principal === undefined ? undefined : policies.get(ctx.principal.id);
-      if (policy !== undefined) return admit(ctx, policy, state);
+      if (queue !== undefined) {
+        const { limits, rank } = limitsOf(scopes, ctx);
+        if (limits.length > 0) return admitAll(ctx, queue.admit(limits, rank, ctx.signal), policy, state);
+      }
+      if (policy !== undefined) return admitBudgets(ctx, policy, state);
     },
 
     onFinish(ctx, _outcome, state) {
-      const policy = state.policy;
-      if (policy === undefined || policy.tokens.length === 0) return;
-      // The core fills usage from the backend, or estimates it (a backend that reports none, a stream cut short).
-      if (ctx.usage === undefined || !(ctx.usage.total_tokens > 0)) return;
-      const tokens = Math.ceil(ctx.usage.total_tokens);
-      if (ctx.usage.estimated) logger.info({ requestId: ctx.id, key: ctx.principal?.id, tokens, estimated: true }, 'rate-limit: charged estimated tokens (the backend reported no usage)');
-      const failed = health === undefined ? ignore : () => health.note('unavailable');
-      for (const b of policy.tokens) b.limiter.penalty(b.key, tokens).catch(failed);
+      if (state.held !== undefined) {
+        queue!.release(state.held);
+        state.held = undefined;
+      }
+      const { policy, reserved } = state;
+      if (policy !== undefined && reserved !== undefined && policy.tokens.length > 0) settleTokens(ctx, policy, reserved);
     },
+
+    close: () => queue?.close(),
   };
 }

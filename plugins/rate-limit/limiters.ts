@@ -11,6 +11,7 @@ import type { RedisClient } from '../../src';
 import { InsuranceLimiter } from './insurance';
 import { SharedLimiter } from './shared';
 
+import { decidedInProcess } from './insurance';
 export { decidedInProcess, InsuranceLimiter } from './insurance';
 
 export type Limiter = RateLimiterAbstract;
@@ -69,10 +70,24 @@ const ignore = (): void => undefined;
 
 /**
  * Gives back what a refused request's consume() took from `limiter`: the
- * point it `counted`, and with Redis whatever a timed-out command of it will
+ * points it `counted`, and with Redis whatever a timed-out command of it will
  * still take (see SharedLimiter), so a refused request never uses up budget.
  */
-export function giveBack(limiter: Limiter, key: string, answer: unknown, counted: boolean): void {
+export function giveBack(limiter: Limiter, key: string, answer: unknown, counted: number): void {
   if (limiter instanceof SharedLimiter) limiter.giveBack(key, answer, counted);
-  else if (counted) limiter.reward(key, 1).catch(ignore);
+  else if (counted > 0) limiter.reward(key, counted).catch(ignore);
+}
+
+/**
+ * Settles a reservation with the store that took it: `points` more charged
+ * (penalty), or given back when negative. A charge falls back to the
+ * insurance limiter while Redis cannot answer; a give-back goes only to the
+ * store the reservation was counted in.
+ */
+export function settle(limiter: Limiter, key: string, answer: unknown, points: number, failed: () => void): void {
+  if (points > 0) limiter.penalty(key, points).catch(failed);
+  else if (points < 0) {
+    const store = limiter instanceof SharedLimiter && decidedInProcess(answer) ? limiter.insurance! : limiter;
+    store.reward(key, -points).catch(failed);
+  }
 }

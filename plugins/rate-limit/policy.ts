@@ -36,6 +36,8 @@ export interface Decision {
   /** The tightest request and token budgets, for the headers. */
   requests?: Reading;
   tokens?: Reading;
+  /** Tokens the refusing token budget had left (a reservation larger than that was refused). */
+  left?: number;
 }
 
 type LimiterFor = (points: number, windowSeconds: number) => Limiter;
@@ -73,22 +75,23 @@ const tighter = (remaining: number, ms: number, than: Reading | undefined): bool
   than === undefined || remaining < than.remaining || (remaining === than.remaining && ms > than.msBeforeNext);
 
 // null: nothing counted yet, the whole budget is there.
-const remainingOf = (b: CompiledBudget, r: RateLimiterRes | null): number => (r === null ? b.points : Math.max(b.points - r.consumedPoints, 0));
+const consumedOf = (r: RateLimiterRes | null): number => (r === null ? 0 : r.consumedPoints);
 const msOf = (r: RateLimiterRes | null): number => (r === null ? 0 : Math.max(r.msBeforeNext, 0));
-// A request is refused past its budget; tokens are refused once the budget is used up.
-const spent = (b: CompiledBudget, r: RateLimiterRes | null): boolean =>
-  r !== null && (b.kind === 'requests' ? r.consumedPoints > b.points : r.consumedPoints >= b.points);
+// Refused past the budget: a request that would be one too many, a reservation that does not fit.
+const spent = (b: CompiledBudget, r: RateLimiterRes | null): boolean => r !== null && r.consumedPoints > b.points;
+const clamp = (n: number, max: number): number => Math.min(Math.max(n, 0), max);
 
 const budgetAt = (policy: Policy, i: number): CompiledBudget =>
   (i < policy.requests.length ? policy.requests[i] : policy.tokens[i - policy.requests.length]);
 
 /**
- * `results` holds, in order, one consume() answer per request budget and one
- * get() answer per token budget, each a RateLimiterRes, null (nothing counted
- * yet) or an Error (settled, never thrown). A refused request's count is given
- * back (see hooks), so the headers then show the request budgets without it.
+ * `results` holds, in order, one consume() answer per request budget (1
+ * point) and one per token budget (`reserve` points), each a RateLimiterRes or
+ * an Error (settled, never thrown). A refused request gives back each request
+ * budget's point that fitted and every reservation (see hooks), so the headers
+ * then show the budgets without it; `left` is what the refusing token budget had.
  */
-export function decide(policy: Policy, results: readonly unknown[]): Decision {
+export function decide(policy: Policy, results: readonly unknown[], reserve = 1): Decision {
   const decision: Decision = { unavailable: false };
   const n = policy.requests.length;
   for (let i = 0; i < results.length; i++) {
@@ -103,8 +106,9 @@ export function decide(policy: Policy, results: readonly unknown[]): Decision {
     const r = results[i];
     if (r !== null && !(r instanceof RateLimiterRes)) continue;
     const budget = budgetAt(policy, i);
-    let remaining = remainingOf(budget, r);
-    if (givenBack && i < n && !spent(budget, r)) remaining = Math.min(remaining + 1, budget.points);
+    const back = givenBack && (i >= n || !spent(budget, r)) ? (i < n ? 1 : reserve) : 0;
+    const remaining = clamp(budget.points - consumedOf(r) + back, budget.points);
+    if (decision.refused?.budget === budget && i >= n) decision.left = remaining;
     const ms = msOf(r);
     if (tighter(remaining, ms, decision[budget.kind])) decision[budget.kind] = { budget, remaining, msBeforeNext: ms };
   }

@@ -83,12 +83,12 @@ export class SharedLimiter extends RateLimiterRedis {
   // reward() has no fallback: a count is given back to the store that took it (giveBack).
 
   /**
-   * Undoes what one consume() of a refused request took: the point it
+   * Undoes what one consume() of a refused request took: the points it
    * `counted` (in Redis, or in the insurance limiter if that decided), and
    * whatever its timed-out command will take when Redis runs it.
    */
-  giveBack(key: string, answer: unknown, counted: boolean): void {
-    if (counted) (decidedInProcess(answer) ? this.insurance! : this).reward(key, 1).catch(ignore);
+  giveBack(key: string, answer: unknown, counted: number): void {
+    if (counted > 0) (decidedInProcess(answer) ? this.insurance! : this).reward(key, counted).catch(ignore);
     const doubt = typeof answer === 'object' && answer !== null ? this.inDoubt.get(answer) : undefined;
     if (doubt !== undefined && doubt.closes === this.closes.count) this.reward(key, doubt.points).catch(ignore);
   }

@@ -22,6 +22,8 @@ const sizeLike = z.union([
 export const budgetSchema = z.strictObject({
   requests: intLike(1, Number.MAX_SAFE_INTEGER).optional(),
   tokens: intLike(1, Number.MAX_SAFE_INTEGER).optional(),
+  /** Requests in flight at once (not per window). */
+  concurrency: intLike(1, 1_000_000).optional(),
   windowSeconds: intLike(1, 86_400 * 31).default(60),
 });
 export type Budget = z.infer<typeof budgetSchema>;
@@ -55,6 +57,8 @@ const keySchema = z.strictObject({
   org: z.string().min(1).optional(),
   models: z.array(z.string().min(1)).optional(),
   limits: budgetSchema.optional(),
+  /** Order in a full queue for a concurrency limit: high first; low is shed first. */
+  priority: z.enum(['high', 'normal', 'low']).optional(),
 });
 
 const orgSchema = z.strictObject({ limits: budgetSchema.optional() }).nullable().transform((o) => o ?? {});
@@ -110,6 +114,8 @@ export const upstreamSchema = z.strictObject({
   maxEventBytes: sizeLike.default(16 * 1024 ** 2),
   /** Message forms accepted on routes to this upstream, unless a route says otherwise. */
   dialect: z.enum(['interface', 'openai']).optional(),
+  /** Requests in flight to this upstream at once, across replicas (enforced by the rate-limit plugin). */
+  maxInFlight: intLike(1, 1_000_000).optional(),
 });
 
 const endpointSchema = z.enum(['chat', 'images']);
@@ -131,6 +137,8 @@ const routeSchema = z.strictObject({
   continueOnFailure: z.boolean().optional(),
   /** This route's backends continue a final assistant message (vLLM: continue_final_message); params are added to such a request's body. */
   assistantPrefix: z.strictObject({ params: z.record(z.string(), z.unknown()).default({}) }).optional(),
+  /** Requests in flight on this route (model) at once, across replicas (enforced by the rate-limit plugin). */
+  maxInFlight: intLike(1, 1_000_000).optional(),
 });
 
 // A pass-through path: /v1/ or /v2/, then segments of unreserved characters (no "." or ".."

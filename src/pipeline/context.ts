@@ -82,6 +82,8 @@ export class Context implements RequestContext {
   closed = false;
   /** The request hooks still running, if one of them was asynchronous: onFinish waits for them. */
   requestHooks?: Promise<void>;
+  /** Made only when a plugin asks for the signal: most requests never wait on anything. */
+  private abort?: AbortController;
 
   constructor(
     readonly version: Version,
@@ -97,6 +99,12 @@ export class Context implements RequestContext {
     if (!this.res.headersSent) this.res.setHeader(name, value);
   }
 
+  get signal(): AbortSignal {
+    this.abort ??= new AbortController();
+    if (this.closed && !this.abort.signal.aborted) this.abort.abort();
+    return this.abort.signal;
+  }
+
   elapsed(): number {
     return performance.now() - this.startedAt;
   }
@@ -105,6 +113,7 @@ export class Context implements RequestContext {
   finish(): Outcome | undefined {
     if (this.closed) return undefined;
     this.closed = true;
+    this.abort?.abort();
     const aborted = !this.res.writableFinished;
     const f = this.forwarding;
     if (aborted) {

@@ -62,6 +62,11 @@ export interface RequestContext {
   usage?: Usage;
   readonly timings: Timings;
   error?: GatewayError;
+  /**
+   * Aborted once the response has closed, for any reason: a hook that waits
+   * (a queue for a free slot) stops waiting when the client leaves.
+   */
+  readonly signal: AbortSignal;
   /** Adds a header to the response, whether it ends in success or error. */
   setHeader(name: string, value: string): void;
 }

@@ -95,7 +95,7 @@ describe('rate limits on a shared Redis', () => {
     const sse = await postSse(`${gw.url}/v2/chat/completions`, chat('ok-b', true), bearer(key.key));
     const refused = await post(`${gw.url}/v1/chat/completions`, chat(), bearer(key.key));
     for (const res of [json, sse, refused]) for (const h of RATE_HEADERS) expect(res.headers[h]).toBeDefined();
-    expect(json.headers).toMatchObject({ 'x-ratelimit-limit-requests': '2', 'x-ratelimit-remaining-requests': '1', 'x-ratelimit-reset-requests': expect.stringMatching(/^(1m0s|59s)$/), 'x-ratelimit-limit-tokens': '1000', 'x-ratelimit-remaining-tokens': '1000', 'x-ratelimit-reset-tokens': '0s' });
+    expect(json.headers).toMatchObject({ 'x-ratelimit-limit-requests': '2', 'x-ratelimit-remaining-requests': '1', 'x-ratelimit-reset-requests': expect.stringMatching(/^(1m0s|59s)$/), 'x-ratelimit-limit-tokens': '1000', 'x-ratelimit-remaining-tokens': '999', 'x-ratelimit-reset-tokens': expect.stringMatching(/^(1m0s|59s)$/), 'x-ratelimit-reserved-tokens': '1' });
     expect(sse.status).toBe(200);
     expect(sse.headers['x-ratelimit-remaining-requests']).toBe('0');
     expectRateLimited(refused);
@@ -109,20 +109,22 @@ describe('rate limits on a shared Redis', () => {
     const tokens = `${prefix}{key:tok}:tokens`;
     const before = backend.requests.length;
 
+    // "hi" reserves 1 token (its prompt estimate; no max_tokens), settled to the real 16 at the end.
     const first = await post(`${gw.url}/v1/chat/completions`, chat(), bearer(key.key));
     expect(first.body.usage.total_tokens).toBe(16);
-    expect(first.headers['x-ratelimit-remaining-tokens']).toBe('40');
+    expect(first.headers['x-ratelimit-reserved-tokens']).toBe('1');
+    expect(first.headers['x-ratelimit-remaining-tokens']).toBe('39');
     await until(async () => (await counter(tokens)) === 16, 'the JSON answer\'s 16 tokens');
 
     const second = await postSse(`${gw.url}/v1/chat/completions`, chat('ok-b', true), bearer(key.key));
     expect(JSON.parse(second.events.at(-2)!.data).usage.total_tokens).toBe(16);
-    expect(second.headers['x-ratelimit-remaining-tokens']).toBe('24');
+    expect(second.headers['x-ratelimit-remaining-tokens']).toBe('23');
     await until(async () => (await counter(tokens)) === 32, 'the stream\'s 16 tokens');
 
-    // 8 left: admitted (the check is before), and its 16 overdraw the budget.
+    // 8 left: its 1-token reservation fits, and its 16 overdraw the budget.
     const third = await post(`${gw.url}/v1/chat/completions`, chat(), bearer(key.key));
     expect(third.status).toBe(200);
-    expect(third.headers['x-ratelimit-remaining-tokens']).toBe('8');
+    expect(third.headers['x-ratelimit-remaining-tokens']).toBe('7');
     await until(async () => (await counter(tokens)) === 48, 'the third answer\'s tokens');
 
     const refused = await post(`${gw.url}/v1/chat/completions`, chat(), bearer(key.key));
@@ -163,8 +165,10 @@ describe('rate limits on a shared Redis', () => {
       const gw = await gateway({ keys: [key.entry], upstreams: { b: { url: slow.base, format: 'openai' } } }, prefix, logger);
       const res = await postSse(`${gw.url}/v1/chat/completions`, chat('ok-c', true), bearer(key.key), 3);
       expect(res.events.length).toBeGreaterThanOrEqual(3);
-      await until(async () => (await counter(`${prefix}{key:cut}:tokens`)) > 0, 'a charge for the cut stream');
-      expect(lines.find((l) => l.msg?.includes('charged estimated tokens'))).toMatchObject({ key: 'cut', estimated: true });
+      await until(async () => lines.some((l) => l.msg?.includes('charged estimated tokens')), 'a charge for the cut stream');
+      const charged = lines.find((l) => l.msg?.includes('charged estimated tokens'));
+      expect(charged).toMatchObject({ key: 'cut', estimated: true });
+      await until(async () => (await counter(`${prefix}{key:cut}:tokens`)) === charged!.tokens, 'the estimate, in place of the reservation');
     } finally {
       await slow.close();
     }

@@ -19,7 +19,7 @@ const config = validateConfig({
 function context(overrides: Partial<RequestContext> = {}): RequestContext {
   return {
     id: 'req-1', startedAt: 0, version: 'v1', endpoint: 'chat', stream: false, texts: [], timings: {},
-    setHeader: () => undefined,
+    setHeader: () => undefined, signal: new AbortController().signal,
     principal: { id: 'alice', org: 'acme', mayUse: () => true },
     route: { index: 0, upstream: 'b', dialect: 'interface', fallbacks: [], failoverOn: [], continueOnFailure: false },
     ...overrides,
@@ -113,7 +113,11 @@ describe('metrics plugin', () => {
     const registry = new Registry();
     await create(registry);
     let samples = await scrape(registry);
-    expect(series(samples, 'sluice_rate_limited_total')).toEqual({ 'budget=requests,scope=key': 0, 'budget=tokens,scope=key': 0, 'budget=requests,scope=org': 0, 'budget=tokens,scope=org': 0 });
+    expect(series(samples, 'sluice_rate_limited_total')).toEqual({
+      'budget=requests,scope=key': 0, 'budget=tokens,scope=key': 0, 'budget=concurrency,scope=key': 0,
+      'budget=requests,scope=org': 0, 'budget=tokens,scope=org': 0, 'budget=concurrency,scope=org': 0,
+      'budget=concurrency,scope=model': 0, 'budget=concurrency,scope=upstream': 0,
+    });
     expect(series(samples, 'sluice_content_filter_blocks_total')).toEqual({ 'endpoint=chat': 0, 'endpoint=images': 0, 'endpoint=passthrough': 0 });
     expect(series(samples, 'sluice_upstream_errors_total')).toEqual({ 'kind=connect,upstream=b': 0, 'kind=timeout,upstream=b': 0, 'kind=status,upstream=b': 0, 'kind=stream,upstream=b': 0 });
     await create(registry, validateConfig({ upstreams: { c: { url: 'http://127.0.0.1:2/v1' } } }));

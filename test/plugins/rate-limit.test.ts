@@ -38,6 +38,7 @@ function ctx(keyId: string, extra: Partial<RequestContext> = {}): TestCtx {
     principal: { id: keyId, org: keyId === 'k' ? 'acme' : null, mayUse: () => true },
     chat: { model: 'm', messages: [{ role: 'user', content: 'x'.repeat(40) }], stream: false, model_params: {}, texts: ['x'.repeat(40)] } as never,
     setHeader: (n: string, v: string) => { headers[n] = v; },
+    signal: new AbortController().signal,
     headers,
     ...extra,
   };
@@ -54,13 +55,14 @@ async function make(services: Services = {}, defaults?: object) {
 }
 
 describe('rate-limit plugin, memory store', () => {
-  it('admits within the budgets and sets the six headers', async () => {
+  it('admits within the budgets and sets the six headers and the reservation (the 40-character prompt: 10 tokens)', async () => {
     const { hooks } = await make();
     const c = ctx('k');
     await hooks.onRequest!(c);
     expect(c.headers).toEqual({
       'x-ratelimit-limit-requests': '3', 'x-ratelimit-remaining-requests': '2', 'x-ratelimit-reset-requests': '1m0s',
-      'x-ratelimit-limit-tokens': '30', 'x-ratelimit-remaining-tokens': '30', 'x-ratelimit-reset-tokens': '0s',
+      'x-ratelimit-limit-tokens': '30', 'x-ratelimit-remaining-tokens': '20', 'x-ratelimit-reset-tokens': '1m0s',
+      'x-ratelimit-reserved-tokens': '10',
     });
   });
 
@@ -81,13 +83,13 @@ describe('rate-limit plugin, memory store', () => {
     const { hooks, lines } = await make();
     const first = ctx('k');
     await hooks.onRequest!(first);
-    first.usage = usage(25);
+    first.usage = usage(15);
     hooks.onFinish!(first, ok);
     await flush();
     const second = ctx('k');
     await hooks.onRequest!(second);
     expect(second.headers['x-ratelimit-remaining-tokens']).toBe('5');
-    second.usage = usage(5);
+    second.usage = usage(10);
     hooks.onFinish!(second, ok);
     await flush();
     expect(lines.some((l) => l.estimated)).toBe(false);
@@ -123,7 +125,7 @@ describe('rate-limit plugin, memory store', () => {
     await flush();
     const next = ctx('k');
     await hooks.onRequest!(next);
-    expect(next.headers['x-ratelimit-remaining-tokens']).toBe('21');
+    expect(next.headers['x-ratelimit-remaining-tokens']).toBe('11'); // 30 - 9 charged - 10 reserved
   });
 
   it('applies the defaults to keys that name no limits, and leaves keys with none unlimited', async () => {
@@ -209,5 +211,8 @@ describe('rate-limit config check', () => {
     expect(() => validateConfig(raw, 'inline.yaml', {}, check)).toThrow(/keys\[0\]\.limits: limits need the rate-limit plugin/);
     expect(() => validateConfig({ orgs: { acme: { limits: { tokens: 5 } } } }, 'inline.yaml', {}, check)).toThrow(/orgs\.acme\.limits/);
     expect(() => validateConfig({ ...raw, plugins: [{ name: 'rate-limit' }] }, 'inline.yaml', {}, check)).not.toThrow();
+    const upstreams = { b: { url: 'http://127.0.0.1:1/v1', maxInFlight: 4 } };
+    expect(() => validateConfig({ upstreams }, 'inline.yaml', {}, check)).toThrow(/upstreams\.b\.maxInFlight: limits need the rate-limit plugin/);
+    expect(() => validateConfig({ upstreams: { b: { url: 'http://127.0.0.1:1/v1' } }, routes: [{ model: 'm', upstream: 'b', maxInFlight: 2 }] }, 'inline.yaml', {}, check)).toThrow(/routes\[0\]\.maxInFlight/);
   });
 });

@@ -3,6 +3,8 @@ import { formatReset, rateLimited, refusalMessage, retryAfterSeconds } from '../
 import { hashTag, hashTagOf, storeKey } from '../../plugins/rate-limit/keys';
 import { admitted, compilePolicies, decide, type Policy } from '../../plugins/rate-limit/policy';
 import { validateConfig } from '../../src/config/load';
+import { reservationOf, settlement, usedTokens } from '../../plugins/rate-limit/reservation';
+import type { RequestContext } from '../../src/pipeline/contract';
 
 describe('rate-limit: reset and Retry-After formatting', () => {
   it.each([
@@ -95,11 +97,17 @@ describe('rate-limit: policies and decisions', () => {
     expect(d.tokens).toMatchObject({ remaining: 1000, msBeforeNext: 0 });
   });
 
-  it('refuses a request past a request budget, and a token budget once used up', () => {
+  it('refuses a request past a request budget, and a reservation that does not fit a token budget', () => {
     expect(decide(policy, [res(6, 4000), res(7, 50_000), null]).refused).toMatchObject({ budget: { scope: 'key', kind: 'requests' }, msBeforeNext: 4000 });
     expect(decide(policy, [res(5, 4000), res(7, 50_000), null]).refused).toBeUndefined();
-    expect(decide(policy, [res(1, 4000), res(7, 50_000), res(1000, 20_000)]).refused).toMatchObject({ budget: { scope: 'org', kind: 'tokens' } });
-    expect(decide(policy, [res(1, 4000), res(7, 50_000), res(999, 20_000)]).refused).toBeUndefined();
+    // The answers count the reservation (here 100 tokens): 1001 does not fit, 1000 just does.
+    const refused = decide(policy, [res(1, 4000), res(7, 50_000), res(1001, 20_000)], 100);
+    expect(refused.refused).toMatchObject({ budget: { scope: 'org', kind: 'tokens' } });
+    expect(refused.left).toBe(99);
+    expect(refused.tokens).toMatchObject({ remaining: 99 });
+    const fits = decide(policy, [res(1, 4000), res(7, 50_000), res(1000, 20_000)], 100);
+    expect(fits.refused).toBeUndefined();
+    expect(fits.tokens).toMatchObject({ remaining: 0 });
   });
 
   it('reports the spent budget that refills last', () => {
@@ -123,5 +131,29 @@ describe('rate-limit: policies and decisions', () => {
     expect(admitted(res(5, 1), key)).toBe(true);
     expect(admitted(res(6, 1), key)).toBe(false);
     expect(admitted(new Error('x'), key)).toBe(false);
+  });
+});
+
+describe('rate-limit: token reservations', () => {
+  const chatCtx = (text: string, model_params: Record<string, unknown> = {}) => ({ texts: [text], chat: { model_params } }) as unknown as RequestContext;
+
+  it('reserves the prompt estimate plus max_completion_tokens or max_tokens (times n), else the default', () => {
+    expect(reservationOf(chatCtx('x'.repeat(40)), 0)).toBe(10);
+    expect(reservationOf(chatCtx('x'.repeat(40)), 256)).toBe(266);
+    expect(reservationOf(chatCtx('x'.repeat(40), { max_tokens: 100 }), 256)).toBe(110);
+    expect(reservationOf(chatCtx('x'.repeat(40), { max_tokens: 100, max_completion_tokens: 50 }), 0)).toBe(60);
+    expect(reservationOf(chatCtx('x'.repeat(40), { max_tokens: 100, n: 3 }), 0)).toBe(310);
+    expect(reservationOf(chatCtx(''), 0)).toBe(1);
+    expect(reservationOf({ texts: ['a cat'] } as unknown as RequestContext, 500)).toBe(2); // an image: its prompt only
+  });
+
+  it('settles with the real usage: more charged, the rest given back; after the window ended, only an overrun', () => {
+    expect(settlement(100, 110, false)).toBe(10);
+    expect(settlement(100, 30, false)).toBe(-70);
+    expect(settlement(100, 0, false)).toBe(-100);
+    expect(settlement(100, 30, true)).toBe(0);
+    expect(settlement(100, 130, true)).toBe(30);
+    expect(usedTokens(undefined)).toBe(0);
+    expect(usedTokens({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3.2, estimated: true })).toBe(4);
   });
 });
