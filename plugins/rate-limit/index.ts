@@ -2,10 +2,12 @@
 // number of requests and/or tokens per window. Requests are counted when
 // admitted; tokens are checked before (a spent budget refuses) and charged
 // after, from the backend's usage. With `redis` in the config all replicas
-// share one count; without it, counts are per process. Budgets come from
+// share one count; without it, counts are per machine (with several workers,
+// the primary keeps them). Budgets come from
 // keys[].limits and orgs.<name>.limits; `defaults` covers keys that name none.
 //
 //   - { name: rate-limit, defaults: { requests: 120, tokens: 200000, windowSeconds: 60 } }
+import { RateLimiterClusterMaster } from 'rate-limiter-flexible';
 import type { PluginDefinition } from '../../src';
 import { StoreHealth } from './health';
 import { createHooks, type RateLimitState } from './hooks';
@@ -27,6 +29,10 @@ export const plugin: PluginDefinition<RateLimitSettings, RateLimitState> = {
     const org = Object.entries(config.orgs ?? {}).find(([, o]) => o?.limits !== undefined)?.[0];
     const where = keyAt !== -1 ? `keys[${keyAt}].limits` : org !== undefined ? `orgs.${org}.limits` : undefined;
     return where === undefined ? [] : [`${where}: limits need the rate-limit plugin; add "- { name: rate-limit }" to plugins`];
+  },
+  // The counts of the memory store, for every worker (a singleton: a second call finds the first).
+  setUpPrimary() {
+    new RateLimiterClusterMaster();
   },
   create({ defaults }, { config, logger, services }) {
     const redis = config.redis;

@@ -3,9 +3,12 @@
 // shared by every subject that has it; in failMode `open` each carries an
 // in-process insurance limiter with the same budget, which decides while Redis
 // cannot answer.
-// Without Redis: RateLimiterMemory (one replica only). In-process limiters
-// are kept on `services`, so a config reload does not reset their counts.
-import { RateLimiterMemory, type RateLimiterAbstract } from 'rate-limiter-flexible';
+// Without Redis: RateLimiterMemory (one replica only); with several workers,
+// RateLimiterCluster, which counts in the primary (RateLimiterClusterMaster,
+// set up by the plugin's setUpPrimary), so a budget of N admits exactly N
+// across the workers of one machine. In-process limiters are kept on
+// `services`, so a config reload does not reset their counts.
+import { RateLimiterCluster, RateLimiterMemory, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Services } from '../../src';
 import type { RedisClient } from '../../src';
 import { InsuranceLimiter } from './insurance';
@@ -23,7 +26,7 @@ export interface StoreOptions {
 }
 
 interface Pools {
-  memory: Map<string, RateLimiterMemory>;
+  memory: Map<string, RateLimiterMemory | RateLimiterCluster>;
   insurance: Map<string, InsuranceLimiter>;
 }
 
@@ -55,7 +58,7 @@ export function limiterSource(options: StoreOptions): (points: number, windowSec
     const id = `${points}/${windowSeconds}`;
     const base = { points, duration: windowSeconds, keyPrefix: '' };
     const { client } = options;
-    if (client === undefined) return pooled(pools.memory, id, () => new RateLimiterMemory(base));
+    if (client === undefined) return pooled(pools.memory, id, () => memoryLimiter(base, options.services));
     return pooled(redisLimiters, id, () => new SharedLimiter(
       // Fail at once (to the insurance limiter or a 503) rather than try a link that is down.
       { ...base, useRedisPackage: false, rejectIfRedisNotReady: true },
@@ -63,6 +66,19 @@ export function limiterSource(options: StoreOptions): (points: number, windowSec
       options.failMode === 'open' ? pooled(pools.insurance, id, () => new InsuranceLimiter(base)) : undefined,
     ));
   };
+}
+
+/**
+ * How long a worker waits for the primary's count before the request is
+ * refused with 503 limiter_unavailable (the primary answers in microseconds
+ * unless it is gone).
+ */
+const PRIMARY_TIMEOUT_MS = 2_000;
+
+/** A budget counted in this process, or in the primary when there are several workers (the budget names the primary's limiter). */
+function memoryLimiter(base: { points: number; duration: number; keyPrefix: string }, services: Services): RateLimiterMemory | RateLimiterCluster {
+  if (services.cluster === undefined) return new RateLimiterMemory(base);
+  return new RateLimiterCluster({ ...base, keyPrefix: `sluice-rate-limit:${base.points}/${base.duration}`, timeoutMs: PRIMARY_TIMEOUT_MS });
 }
 
 const ignore = (): void => undefined;
