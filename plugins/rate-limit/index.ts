@@ -7,8 +7,8 @@
 // keys[].limits and orgs.<name>.limits; `defaults` covers keys that name none.
 //
 //   - { name: rate-limit, defaults: { requests: 120, tokens: 200000, windowSeconds: 60 } }
-import { RateLimiterClusterMaster } from 'rate-limiter-flexible';
 import type { PluginDefinition } from '../../src';
+import { servePrimary } from './cluster';
 import { StoreHealth } from './health';
 import { createHooks, type RateLimitState } from './hooks';
 import { limiterSource } from './limiters';
@@ -30,10 +30,8 @@ export const plugin: PluginDefinition<RateLimitSettings, RateLimitState> = {
     const where = keyAt !== -1 ? `keys[${keyAt}].limits` : org !== undefined ? `orgs.${org}.limits` : undefined;
     return where === undefined ? [] : [`${where}: limits need the rate-limit plugin; add "- { name: rate-limit }" to plugins`];
   },
-  // The counts of the memory store, for every worker (a singleton: a second call finds the first).
-  setUpPrimary() {
-    new RateLimiterClusterMaster();
-  },
+  // With several workers, the memory store's counts live in the primary.
+  setUpPrimary: servePrimary,
   create({ defaults }, { config, logger, services }) {
     const redis = config.redis;
     const client = redis === undefined ? undefined : services.redis;

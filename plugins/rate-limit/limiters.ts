@@ -4,19 +4,20 @@
 // in-process insurance limiter with the same budget, which decides while Redis
 // cannot answer.
 // Without Redis: RateLimiterMemory (one replica only); with several workers,
-// RateLimiterCluster, which counts in the primary (RateLimiterClusterMaster,
-// set up by the plugin's setUpPrimary), so a budget of N admits exactly N
-// across the workers of one machine. In-process limiters are kept on
-// `services`, so a config reload does not reset their counts.
-import { RateLimiterCluster, RateLimiterMemory, type RateLimiterAbstract } from 'rate-limiter-flexible';
+// a ClusterLimiter, which counts in the primary (cluster.ts), so a budget of
+// N admits exactly N across the workers of one machine. In-process limiters
+// are kept on `services`, so a config reload does not reset their counts.
+import { RateLimiterMemory, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Services } from '../../src';
 import type { RedisClient } from '../../src';
+import { CallBatcher, ClusterLimiter } from './cluster';
 import { InsuranceLimiter } from './insurance';
 import { SharedLimiter } from './shared';
 
 export { decidedInProcess, InsuranceLimiter } from './insurance';
 
-export type Limiter = RateLimiterAbstract;
+/** What the plugin calls on a limiter, whichever store counts. */
+export type Limiter = Pick<RateLimiterAbstract, 'consume' | 'get' | 'penalty' | 'reward'>;
 
 export interface StoreOptions {
   /** Absent: count in memory. */
@@ -26,8 +27,10 @@ export interface StoreOptions {
 }
 
 interface Pools {
-  memory: Map<string, RateLimiterMemory | RateLimiterCluster>;
+  memory: Map<string, RateLimiterMemory | ClusterLimiter>;
   insurance: Map<string, InsuranceLimiter>;
+  /** With several workers: the one batcher of this worker's calls to the primary. */
+  batcher?: CallBatcher;
 }
 
 const POOLS = 'rate-limit.pools';
@@ -35,7 +38,7 @@ const POOLS = 'rate-limit.pools';
 function poolsOf(services: Services): Pools {
   let pools = services[POOLS] as Pools | undefined;
   if (pools === undefined) {
-    pools = { memory: new Map(), insurance: new Map() };
+    pools = { memory: new Map(), insurance: new Map(), batcher: services.cluster && new CallBatcher(services.cluster) };
     services[POOLS] = pools;
   }
   return pools;
@@ -58,7 +61,7 @@ export function limiterSource(options: StoreOptions): (points: number, windowSec
     const id = `${points}/${windowSeconds}`;
     const base = { points, duration: windowSeconds, keyPrefix: '' };
     const { client } = options;
-    if (client === undefined) return pooled(pools.memory, id, () => memoryLimiter(base, options.services));
+    if (client === undefined) return pooled(pools.memory, id, () => (pools.batcher ? new ClusterLimiter(points, windowSeconds, pools.batcher) : new RateLimiterMemory(base)));
     return pooled(redisLimiters, id, () => new SharedLimiter(
       // Fail at once (to the insurance limiter or a 503) rather than try a link that is down.
       { ...base, useRedisPackage: false, rejectIfRedisNotReady: true },
@@ -66,19 +69,6 @@ export function limiterSource(options: StoreOptions): (points: number, windowSec
       options.failMode === 'open' ? pooled(pools.insurance, id, () => new InsuranceLimiter(base)) : undefined,
     ));
   };
-}
-
-/**
- * How long a worker waits for the primary's count before the request is
- * refused with 503 limiter_unavailable (the primary answers in microseconds
- * unless it is gone).
- */
-const PRIMARY_TIMEOUT_MS = 2_000;
-
-/** A budget counted in this process, or in the primary when there are several workers (the budget names the primary's limiter). */
-function memoryLimiter(base: { points: number; duration: number; keyPrefix: string }, services: Services): RateLimiterMemory | RateLimiterCluster {
-  if (services.cluster === undefined) return new RateLimiterMemory(base);
-  return new RateLimiterCluster({ ...base, keyPrefix: `sluice-rate-limit:${base.points}/${base.duration}`, timeoutMs: PRIMARY_TIMEOUT_MS });
 }
 
 const ignore = (): void => undefined;
