@@ -45,8 +45,10 @@ export function serialized(reloadOnce: () => Promise<boolean>): () => Promise<bo
   return () => (queue = queue.then(reloadOnce));
 }
 
-/** Returns the reload action of a single process. */
-/** `metricsListenerOn`: whether the metrics listener bound at start is serving (a reload cannot change that). */
+/**
+ * The reload action of a single process. `metricsListenerOn`: whether the
+ * metrics listener bound at start is serving (a reload cannot change that).
+ */
 export function createReloader(gateway: Gateway, file: string, logger: Logger, metricsListenerOn = false): () => Promise<boolean> {
   const counter = reloadCounter(gateway.services.metrics);
   return serialized(async () => {
