@@ -9,10 +9,11 @@ export const BENCH_KEY = 'sk-bench-0123456789abcdef0123456789abcdef';
 const TERMS = Array.from({ length: 36 }, (_, i) => `forbidden phrase ${i}`).concat(['credit card dump', 'exploit kit', 'ransom note', 'bioweapon recipe']);
 const PATTERNS = Array.from({ length: 10 }, (_, i) => `\\bsecret-${i}-[a-z]{4,}\\b`).concat(['\\b\\d{4}[ -]?\\d{4}[ -]?\\d{4}[ -]?\\d{4}\\b']);
 
-export function benchConfig(backendPort: number): string {
+/** `workers`: server.workers (1 runs the gateway in one process). */
+export function benchConfig(backendPort: number, workers = 1): string {
   const digest = createHash('sha256').update(BENCH_KEY).digest('hex');
   return JSON.stringify({
-    server: { host: '127.0.0.1', port: 0, metrics: { port: 0 } },
+    server: { host: '127.0.0.1', port: 0, workers, metrics: { port: 0 } },
     keys: [{ id: 'bench', sha256: digest, org: 'bench' }],
     orgs: { bench: { limits: { requests: 1_000_000_000, tokens: 1_000_000_000_000, windowSeconds: 60 } } },
     upstreams: { bench: { url: `http://127.0.0.1:${backendPort}/v1`, format: 'openai', maxSockets: 1024 } },

@@ -13,9 +13,29 @@ export function cpuMicros(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1e6) / TICKS_PER_SECOND;
 }
 
-/** CPU microseconds per request the process spent while `run` sent `count` requests. */
+/** The processes `pid` started (a primary's workers). */
+export function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** `pid` and the processes it started: a gateway with workers is all of them. */
+export const processTree = (pid: number): number[] => [pid, ...childPids(pid)];
+
+/** CPU microseconds so far of `pid` and its children (the same children before and after a run). */
+export const treeCpuMicros = (pids: number[]): number => pids.reduce((sum, p) => sum + cpuMicros(p), 0);
+
+/** Resident memory of these processes together, in MB. */
+export const rssMb = (pids: number[]): number =>
+  pids.reduce((sum, p) => sum + Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))![1]), 0) / 1024;
+
+/** CPU microseconds per request the process (and its children) spent while `run` sent `count` requests. */
 export async function cpuPerRequest(pid: number, count: number, run: () => Promise<void>): Promise<number> {
-  const before = cpuMicros(pid);
+  const pids = processTree(pid);
+  const before = treeCpuMicros(pids);
   await run();
-  return Math.round((cpuMicros(pid) - before) / count);
+  return Math.round((treeCpuMicros(pids) - before) / count);
 }

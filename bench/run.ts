@@ -1,14 +1,17 @@
 // `npm run bench`: the gateway (default chain on) against the backend directly
-// and against a bare node:http pass-through proxy, in one run, interleaved.
+// and against a bare node:http pass-through proxy, in one run, interleaved;
+// and the gateway with server.workers: 2 beside it for throughput and RSS.
+// The load generator runs in a process of its own (bench/load.ts), so the
+// CPU each party used during a throughput run is reported with it.
 // Prints a table and writes bench/results/<date>.json. Quick mode for a smoke
 // run: BENCH_QUICK=1. Compare ratios within one run; absolute numbers vary.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { concurrentStreams, latencies, percentile, streamOnce, type ConcurrencyResult } from './client';
-import { cpuPerRequest } from './cpu';
+import { cpuPerRequest, processTree, rssMb, treeCpuMicros } from './cpu';
 import { benchConfig, BENCH_KEY } from './config';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -44,11 +47,11 @@ const baselineDir = process.env.BENCH_BASELINE;
 
 type Proc = { child: ChildProcess; port: number };
 
-async function startGateway(backendPort: number, serverJs = join(dist, '..', 'src', 'server.js')): Promise<{ child: ChildProcess; port: number }> {
+async function startGateway(backendPort: number, serverJs = join(dist, '..', 'src', 'server.js'), workers = 1): Promise<{ child: ChildProcess; port: number }> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   const file = join(dir, 'gateway.yaml');
-  writeFileSync(file, benchConfig(backendPort));
+  writeFileSync(file, benchConfig(backendPort, workers));
   // The same Node flags as `npm start` and the image: the gateway is measured as it runs in production.
   const child = spawn(process.execPath, ['--max-semi-space-size=32', serverJs], {
     env: { ...process.env, GATEWAY_CONFIG: file, PORT: String(port), LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
@@ -65,7 +68,6 @@ async function startGateway(backendPort: number, serverJs = join(dist, '..', 'sr
   throw new Error('gateway did not become ready');
 }
 
-const rssMb = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 const round = (n: number, d = 3): number => Math.round(n * 10 ** d) / 10 ** d;
 
 async function main(): Promise<void> {
@@ -73,6 +75,8 @@ async function main(): Promise<void> {
   const bare = await startChild('bare-proxy.js', [String(backend.port)]);
   const gateway = await startGateway(backend.port);
   const baseline = baselineDir ? await startGateway(backend.port, join(baselineDir, 'dist', 'src', 'server.js')) : undefined;
+  const workers2 = await startGateway(backend.port, undefined, 2);
+  const workers2Url = `http://127.0.0.1:${workers2.port}/v1/chat/completions`;
   const targets = {
     direct: `http://127.0.0.1:${backend.port}/v1/chat/completions`,
     bare: `http://127.0.0.1:${bare.port}/v1/chat/completions`,
@@ -83,10 +87,12 @@ async function main(): Promise<void> {
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${BENCH_KEY}` };
   const chat = JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: 'Say something about foxes.' }] });
   const streamBody = (events: number, gap: number) => JSON.stringify({ model: `bench-e${events}-g${gap}`, stream: true, messages: [{ role: 'user', content: 'Stream please.' }] });
-  const idleRss = rssMb(gateway.child.pid!);
+  const idleRss = rssMb([gateway.child.pid!]);
+  const workers2IdleRss = rssMb(processTree(workers2.child.pid!));
 
-  // Warm up every path (JIT, connection pools).
+  // Warm up every path (JIT, connection pools); the workers' gateway over many connections, so both workers get theirs.
   for (const n of names) await latencies(targets[n], chat, headers, quick ? 200 : 1000);
+  await autocannon({ url: workers2Url, method: 'POST', headers, body: chat, connections: 32, amount: quick ? 2_000 : 8_000 });
 
   process.stderr.write('cpu per request...\n');
   const cpu = await measureCpu(bare, gateway, baseline, headers, chat, streamBody(20, 0));
@@ -94,17 +100,20 @@ async function main(): Promise<void> {
   process.stderr.write('throughput...\n');
   const rps: Record<Name, number[]> = { direct: [], bare: [], gateway: [] };
   const baselineRps: number[] = [];
+  const scaling: Record<'one' | 'two', LoadRun[]> = { one: [], two: [] };
+  const duration = quick ? 2 : 5;
+  const parties = (gw: Proc) => ({ gateway: processTree(gw.child.pid!), backend: [backend.child.pid!] });
   for (let round_ = 0; round_ < (quick ? 1 : 3); round_++) {
     for (const n of names) {
-      const r = await autocannon({ url: targets[n], method: 'POST', headers, body: chat, connections: 32, duration: quick ? 2 : 5 });
-      if (r.non2xx > 0 || r.errors > 0) throw new Error(`${n}: ${r.non2xx} non-2xx, ${r.errors} errors under load`);
-      rps[n].push(r.requests.average);
+      const r = n === 'gateway' ? await loadRun(targets[n], headers, chat, duration, parties(gateway)) : await loadRun(targets[n], headers, chat, duration, {});
+      if (n === 'gateway') scaling.one.push(r);
+      rps[n].push(r.rps);
     }
-    if (baseline) {
-      const r = await autocannon({ url: `http://127.0.0.1:${baseline.port}/v1/chat/completions`, method: 'POST', headers, body: chat, connections: 32, duration: quick ? 2 : 5 });
-      baselineRps.push(r.requests.average);
-    }
+    const two = await loadRun(workers2Url, headers, chat, duration, parties(workers2));
+    scaling.two.push(two);
+    if (baseline) baselineRps.push((await loadRun(`http://127.0.0.1:${baseline.port}/v1/chat/completions`, headers, chat, duration, {})).rps);
   }
+  const workers2LoadedRss = rssMb(processTree(workers2.child.pid!));
 
   process.stderr.write('latency...\n');
   const lat: Record<Name, number[]> = { direct: [], bare: [], gateway: [] };
@@ -128,7 +137,7 @@ async function main(): Promise<void> {
   for (const n of [128, 512]) {
     conc[n] = {} as Record<Name, ConcurrencyResult>;
     for (const t of names) {
-      const sampler = t === 'gateway' ? setInterval(() => { peakRss = Math.max(peakRss, rssMb(gateway.child.pid!)); }, 25) : undefined;
+      const sampler = t === 'gateway' ? setInterval(() => { peakRss = Math.max(peakRss, rssMb([gateway.child.pid!])); }, 25) : undefined;
       conc[n][t] = await concurrentStreams(targets[t], streamBody(20, 20), headers, n);
       clearInterval(sampler);
     }
@@ -142,6 +151,7 @@ async function main(): Promise<void> {
     quick,
     cpuMicrosPerRequest: cpu,
     throughput: { direct: round(mean(rps.direct), 0), bare: round(mean(rps.bare), 0), gateway: round(mean(rps.gateway), 0), gatewayOverBare: round(mean(rps.gateway) / mean(rps.bare), 2), ...(baseline ? { baseline: round(mean(baselineRps), 0), baselineOverBare: round(mean(baselineRps) / mean(rps.bare), 2) } : {}) },
+    workers: workersSummary(scaling),
     latencyMs: Object.fromEntries(names.map((n) => [n, { p50: round(percentile(lat[n], 50)), p99: round(percentile(lat[n], 99)) }])),
     addedLatencyMs: { p50: added(lat, 50), p99: added(lat, 99), bareP50: round(percentile(lat.bare, 50) - percentile(lat.direct, 50)), bareP99: round(percentile(lat.bare, 99) - percentile(lat.direct, 99)) },
     stream: {
@@ -151,12 +161,13 @@ async function main(): Promise<void> {
       addedGapMs: { p50: added(gaps, 50), p99: added(gaps, 99) },
     },
     concurrency: conc,
-    rssMb: { idle: round(idleRss, 1), peak512: round(peakRss, 1) },
+    rssMb: { idle: round(idleRss, 1), peak512: round(peakRss, 1), workers2Idle: round(workers2IdleRss, 1), workers2Loaded: round(workers2LoadedRss, 1) },
   };
 
   const targetsMet = {
     'gateway CPU per JSON request <= 2 x bare proxy': cpu.json.gateway <= 2 * cpu.json.bare,
     'throughput >= 0.5 x bare proxy': result.throughput.gatewayOverBare >= 0.5,
+    'throughput at 2 workers >= 1.6 x 1 worker': result.workers.twoOverOne >= 1.6,
     'added latency p50 <= 0.25 ms': result.addedLatencyMs.p50 <= 0.25,
     'added latency p99 <= 1 ms': result.addedLatencyMs.p99 <= 1,
     'added first event p99 <= 2 ms': result.stream.addedFirstEventMs.p99 <= 2,
@@ -182,7 +193,12 @@ function formatTable(r: any, met: Record<string, boolean>): string {
     ['event gap p99, ms (20 ms paced)', r.stream.gapMs.direct.p99, r.stream.gapMs.bare.p99, r.stream.gapMs.gateway.p99, r.stream.addedGapMs.p99],
     ...[128, 512].map((n) => [`${n} streams: stalled/failed`, ...['direct', 'bare', 'gateway'].map((t) => `${r.concurrency[n][t].stalled}/${r.concurrency[n][t].failed}`), '']),
     ...[128, 512].map((n) => [`${n} streams: worst gap / first event, ms`, ...['direct', 'bare', 'gateway'].map((t) => `${r.concurrency[n][t].maxGapMs} / ${r.concurrency[n][t].maxFirstEventMs}`), '']),
+    ['gateway throughput at 2 workers, req/s', '', '', r.workers.two.rps, `${r.workers.twoOverOne} x 1 worker`],
+    ['CPU cores in use at 1 / 2 workers: gateway', '', '', `${r.workers.one.cores.gateway} / ${r.workers.two.cores.gateway}`, 'all its processes'],
+    ['CPU cores in use at 1 / 2 workers: load, backend', '', '', `${r.workers.one.cores.load}, ${r.workers.one.cores.backend} / ${r.workers.two.cores.load}, ${r.workers.two.cores.backend}`, ''],
+    ['gateway req/s per gateway core at 1 / 2 workers', '', '', `${r.workers.one.rpsPerCore} / ${r.workers.two.rpsPerCore}`, ''],
     ['gateway RSS idle / 512-stream peak, MB', '', '', `${r.rssMb.idle} / ${r.rssMb.peak512}`, ''],
+    ['gateway RSS at 2 workers idle / after load, MB', '', '', `${r.rssMb.workers2Idle} / ${r.rssMb.workers2Loaded}`, 'primary + workers'],
     ['CPU µs per JSON request', '', r.cpuMicrosPerRequest.json.bare, r.cpuMicrosPerRequest.json.gateway, `${round(r.cpuMicrosPerRequest.json.gateway / r.cpuMicrosPerRequest.json.bare, 2)} x bare`],
     ['CPU µs per streamed request (20 events)', '', r.cpuMicrosPerRequest.stream.bare, r.cpuMicrosPerRequest.stream.gateway, `${round(r.cpuMicrosPerRequest.stream.gateway / r.cpuMicrosPerRequest.stream.bare, 2)} x bare`],
     ...(r.cpuMicrosPerRequest.json.baseline === undefined ? [] : [
@@ -195,6 +211,47 @@ function formatTable(r: any, met: Record<string, boolean>): string {
   const table = [line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
   const checks = Object.entries(met).map(([k, v]) => `${v ? 'met ' : 'MISS'}  ${k}`).join('\n');
   return `Sluice benchmark ${r.date} — ${r.machine.cpus} x ${r.machine.cpu}, ${r.machine.memGiB} GiB, Node ${r.machine.node}${r.quick ? ' (quick)' : ''}\n\n${table}\n\n${checks}\n`;
+}
+
+interface LoadRun {
+  rps: number;
+  /** CPU cores each party kept busy during the run (CPU time / wall time). */
+  cores: Record<string, number>;
+}
+
+/**
+ * One fixed-length load run from the load generator's own process, at 32
+ * connections, with the CPU cores each named party (and the generator) used.
+ */
+function loadRun(url: string, headers: Record<string, string>, body: string, duration: number, watched: Record<string, number[]>): Promise<LoadRun> {
+  return new Promise((resolve, reject) => {
+    const before = Object.fromEntries(Object.entries(watched).map(([k, pids]) => [k, treeCpuMicros(pids)]));
+    const started = process.hrtime.bigint();
+    const child = spawn(process.execPath, [join(dist, 'load.js'), JSON.stringify({ url, method: 'POST', headers, body, connections: 32, duration })], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+    child.once('exit', (code) => {
+      const wallMicros = Number(process.hrtime.bigint() - started) / 1000;
+      if (code !== 0) return reject(new Error(`load generator exited with ${code}`));
+      const r = JSON.parse(out) as { average: number; non2xx: number; errors: number; cpuMicros: number };
+      if (r.non2xx > 0 || r.errors > 0) return reject(new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors under load`));
+      const cores: Record<string, number> = { load: round(r.cpuMicros / (duration * 1e6), 2) };
+      for (const [k, pids] of Object.entries(watched)) cores[k] = round((treeCpuMicros(pids) - before[k]) / wallMicros, 2);
+      resolve({ rps: r.average, cores });
+    });
+  });
+}
+
+function workersSummary(runs: Record<'one' | 'two', LoadRun[]>) {
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const summary = (rs: LoadRun[]) => {
+    const rps = mean(rs.map((r) => r.rps));
+    const cores = Object.fromEntries(Object.keys(rs[0].cores).map((k) => [k, round(mean(rs.map((r) => r.cores[k])), 2)]));
+    return { rps: round(rps, 0), cores, rpsPerCore: round(rps / cores.gateway, 0) };
+  };
+  const one = summary(runs.one);
+  const two = summary(runs.two);
+  return { one, two, twoOverOne: round(two.rps / one.rps, 2) };
 }
 
 /**

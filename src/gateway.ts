@@ -1,11 +1,12 @@
 // The composition root: built-in plugins, config, runtime, app. server.ts puts
 // it on a socket; tests call it directly with a config of their own.
+import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { createApp, type GatewayState } from './app';
 import type { ExtraCheck, LoadedConfig } from './config/load';
 import type { GatewayConfig } from './config/schema';
 import { PluginRegistry } from './pipeline/registry';
-import type { PluginDefinition, Services } from './pipeline/contract';
+import type { PluginDefinition, PrimaryLink, Services, WorkerLink } from './pipeline/contract';
 import { buildRuntime, runtimeConfigCheck, type Runtime } from './runtime';
 import { createMetricsRegistry } from './metrics/registry';
 import { attachRedis, closeRedisClient } from './redis/client';
@@ -36,9 +37,27 @@ export function warnIfMetricsUncounted(listenerOn: boolean, config: Pick<Gateway
 export const gatewayConfigCheck = (extraPlugins: PluginDefinition[] = []): ExtraCheck =>
   runtimeConfigCheck({ registry: new PluginRegistry([...builtinPlugins, ...extraPlugins]) });
 
-export async function createGateway(loaded: LoadedConfig, logger: Logger, extraPlugins: PluginDefinition[] = []): Promise<Gateway> {
+/**
+ * The primary's side of the plugins (server.workers above 1): each one's
+ * setUpPrimary, once, for every built-in plugin and for the third-party ones
+ * a config names. Call it with each config before the workers get it.
+ */
+export function primaryPlugins(primary: PrimaryLink): (loaded: LoadedConfig) => void {
+  const registry = new PluginRegistry(builtinPlugins);
+  const done = new WeakSet<PluginDefinition>();
+  const setUp = (def: PluginDefinition): void => {
+    if (done.has(def)) return;
+    done.add(def);
+    def.setUpPrimary?.(primary);
+  };
+  builtinPlugins.forEach(setUp);
+  return (loaded) => registry.resolveChain(loaded.config.plugins, dirname(loaded.file), []).forEach(({ def }) => setUp(def));
+}
+
+/** `cluster`: the link to the primary, in a worker (server.workers above 1). */
+export async function createGateway(loaded: LoadedConfig, logger: Logger, extraPlugins: PluginDefinition[] = [], cluster?: WorkerLink): Promise<Gateway> {
   const registry = new PluginRegistry([...builtinPlugins, ...extraPlugins]);
-  const services: Services = { metrics: createMetricsRegistry() };
+  const services: Services = { metrics: createMetricsRegistry(), ...(cluster && { cluster }) };
   await attachRedis(services, loaded.config, logger);
   const deps = { registry, logger, services };
   let runtime: Runtime;

@@ -4,7 +4,7 @@ export { GatewayError, REASONS, type Reason } from './errors';
 export {
   STAGES,
   type Awaitable, type EventVerdict, type Outcome, type PluginDefinition, type PluginEnv, type PluginHooks,
-  type RequestContext, type ResponseHead, type Services, type Stage, type StreamEvent, type Usage,
+  type PrimaryLink, type RequestContext, type ResponseHead, type Services, type Stage, type StreamEvent, type Usage, type WorkerLink,
 } from './pipeline/contract';
 export type { ChatMessage, ChatRequest, ContentPart, ImageRequest, Principal, RedisClient, Route, ToolCall } from './types';
 export { budgetSchema, type Budget, type ConfigView, type GatewayConfig } from './config/schema';

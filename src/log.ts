@@ -1,10 +1,21 @@
 // JSON logs, one line per event. Never a prompt, a message, a key or a header value.
+//
+// With several workers every process writes its own lines to the one stdout
+// they share. Each write() holds whole lines only and at most PIPE_BUF bytes
+// (4096 on Linux), which a pipe writes atomically and a file appends in one
+// piece, so lines from different processes never interleave mid-line (a
+// single line longer than that, which the gateway's lines are not, could).
 import pino, { type Logger } from 'pino';
 import { logLevelFromEnv } from './env';
 
-/** `level` must be one of env.ts's LOG_LEVELS: main() checks LOG_LEVEL before it calls this. */
-export function createLogger(level: string = logLevelFromEnv(process.env)): Logger {
-  return pino({ level, base: { service: 'sluice' }, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ sync: false }));
+const PIPE_BUF = 4096;
+
+/**
+ * `level` must be one of env.ts's LOG_LEVELS: main() checks LOG_LEVEL before it calls this.
+ * `base`: fields every line carries besides `service` (a worker's pid).
+ */
+export function createLogger(level: string = logLevelFromEnv(process.env), base: Record<string, unknown> = {}): Logger {
+  return pino({ level, base: { service: 'sluice', ...base }, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ sync: false, maxWrite: PIPE_BUF }));
 }
 
 export type { Logger };

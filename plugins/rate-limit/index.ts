@@ -4,11 +4,13 @@
 // tokens are reserved on admission (prompt estimate plus max_tokens) and
 // settled after, from the backend's usage. A request over an in-flight limit
 // waits in a bounded queue. With `redis` in the config all replicas share one
-// count; without it, counts are per process. Budgets come from keys[].limits
+// count; without it, counts are per machine (with several workers, the
+// primary keeps the budgets' counts). Budgets come from keys[].limits
 // and orgs.<name>.limits; `defaults` covers keys that name none.
 //
 //   - { name: rate-limit, defaults: { requests: 120, tokens: 200000, concurrency: 8 }, queueTimeoutMs: 10000 }
 import type { PluginDefinition } from '../../src';
+import { servePrimary } from './cluster';
 import { StoreHealth } from './health';
 import { createHooks, type RateLimitState } from './hooks';
 import { limiterSource } from './limiters';
@@ -37,6 +39,8 @@ export const plugin: PluginDefinition<RateLimitSettings, RateLimitState> = {
       : routeAt !== -1 ? `routes[${routeAt}].maxInFlight` : upstream !== undefined ? `upstreams.${upstream}.maxInFlight` : undefined;
     return where === undefined ? [] : [`${where}: limits need the rate-limit plugin; add "- { name: rate-limit }" to plugins`];
   },
+  // With several workers, the memory store's counts live in the primary.
+  setUpPrimary: servePrimary,
   create({ defaults, queueTimeoutMs, queueMax, leaseMs, defaultMaxTokens }, { config, logger, services }) {
     const redis = config.redis;
     const client = redis === undefined ? undefined : services.redis;

@@ -3,18 +3,22 @@
 // shared by every subject that has it; in failMode `open` each carries an
 // in-process insurance limiter with the same budget, which decides while Redis
 // cannot answer.
-// Without Redis: RateLimiterMemory (one replica only). In-process limiters
+// Without Redis: RateLimiterMemory (one replica only); with several workers,
+// a ClusterLimiter, which counts in the primary (cluster.ts), so a budget of
+// N admits exactly N across the workers of one machine. In-process limiters
 // are kept on `services`, so a config reload does not reset their counts.
 import { RateLimiterMemory, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Services } from '../../src';
 import type { RedisClient } from '../../src';
+import { CallBatcher, ClusterLimiter } from './cluster';
 import { InsuranceLimiter } from './insurance';
 import { SharedLimiter } from './shared';
 
 import { decidedInProcess } from './insurance';
 export { decidedInProcess, InsuranceLimiter } from './insurance';
 
-export type Limiter = RateLimiterAbstract;
+/** What the plugin calls on a limiter, whichever store counts. */
+export type Limiter = Pick<RateLimiterAbstract, 'consume' | 'get' | 'penalty' | 'reward'>;
 
 export interface StoreOptions {
   /** Absent: count in memory. */
@@ -24,8 +28,10 @@ export interface StoreOptions {
 }
 
 interface Pools {
-  memory: Map<string, RateLimiterMemory>;
+  memory: Map<string, RateLimiterMemory | ClusterLimiter>;
   insurance: Map<string, InsuranceLimiter>;
+  /** With several workers: the one batcher of this worker's calls to the primary. */
+  batcher?: CallBatcher;
 }
 
 const POOLS = 'rate-limit.pools';
@@ -33,7 +39,7 @@ const POOLS = 'rate-limit.pools';
 function poolsOf(services: Services): Pools {
   let pools = services[POOLS] as Pools | undefined;
   if (pools === undefined) {
-    pools = { memory: new Map(), insurance: new Map() };
+    pools = { memory: new Map(), insurance: new Map(), batcher: services.cluster && new CallBatcher(services.cluster) };
     services[POOLS] = pools;
   }
   return pools;
@@ -56,7 +62,7 @@ export function limiterSource(options: StoreOptions): (points: number, windowSec
     const id = `${points}/${windowSeconds}`;
     const base = { points, duration: windowSeconds, keyPrefix: '' };
     const { client } = options;
-    if (client === undefined) return pooled(pools.memory, id, () => new RateLimiterMemory(base));
+    if (client === undefined) return pooled(pools.memory, id, () => (pools.batcher ? new ClusterLimiter(points, windowSeconds, pools.batcher) : new RateLimiterMemory(base)));
     return pooled(redisLimiters, id, () => new SharedLimiter(
       // Fail at once (to the insurance limiter or a 503) rather than try a link that is down.
       { ...base, useRedisPackage: false, rejectIfRedisNotReady: true },

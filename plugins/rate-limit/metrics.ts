@@ -18,8 +18,10 @@ export function limiterMetrics(services: Services): LimiterMetrics {
   if (services.redis !== undefined && registry.getSingleMetric(REDIS_UP) === undefined) {
     new Gauge({
       name: REDIS_UP,
-      help: 'Whether the Redis connection behind the shared rate limits is ready (1) or not (0).',
+      help: 'Whether the Redis connection behind the shared rate limits is ready (1) or not (0); with several workers, 1 only when every worker\'s is.',
       registers: [registry],
+      // Each worker has its own connection: the machine's value is the worst of them.
+      aggregator: 'min',
       collect() {
         this.set(services.redis?.status === 'ready' ? 1 : 0);
       },

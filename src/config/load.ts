@@ -38,16 +38,19 @@ function origin(file: string, env: NodeJS.ProcessEnv): string {
   return '';
 }
 
-export function loadConfigFile(file: string = defaultConfigPath(), env: NodeJS.ProcessEnv = process.env, extra?: ExtraCheck): LoadedConfig {
-  let text: string;
+/** The file's text; a file that cannot be read is a ConfigError that says why. */
+export function readConfigText(file: string, env: NodeJS.ProcessEnv = process.env): string {
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? `it does not exist${origin(file, env)}` : code === 'EISDIR' ? 'it is a directory' : (err as Error).message;
     throw new ConfigError(file, [`cannot read the file: ${why}`], `cannot read the config file ${file}: ${why}`);
   }
-  return { config: parseConfigText(text, file, env, extra), file };
+}
+
+export function loadConfigFile(file: string = defaultConfigPath(), env: NodeJS.ProcessEnv = process.env, extra?: ExtraCheck): LoadedConfig {
+  return { config: parseConfigText(readConfigText(file, env), file, env, extra), file };
 }
 
 export function parseConfigText(text: string, file = '(inline)', env: NodeJS.ProcessEnv = process.env, extra?: ExtraCheck): GatewayConfig {

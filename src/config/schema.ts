@@ -33,6 +33,8 @@ const serverSchema = z.strictObject({
   port: intLike(0, 65535).default(8080),
   bodyLimit: sizeLike.default(1024 * 1024),
   drainSeconds: intLike(0, 3600).default(30),
+  /** Worker processes behind the one listening socket; auto: one per CPU the process may run on. */
+  workers: z.union([z.literal('auto'), intLike(1, 1024)]).default(1),
   /** A client must send its headers within this, and its whole request (body included) within requestTimeoutMs. */
   headersTimeoutMs: intLike(1_000, 600_000).default(10_000),
   requestTimeoutMs: intLike(1_000, 3_600_000).default(30_000),

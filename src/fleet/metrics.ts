@@ -24,8 +24,10 @@ export function fleetMetrics(registry: Registry | undefined): FleetMetrics {
   if (known) return known;
   const fleets = new Map<string, readonly Member[]>();
   new Gauge({
-    name: 'sluice_upstream_endpoint_up', help: 'Whether an upstream endpoint is in rotation (1) or ejected (0).',
+    name: 'sluice_upstream_endpoint_up', help: 'Whether an upstream endpoint is in rotation (1) or ejected (0); with several workers, the share of workers that have it in rotation.',
     labelNames: ['upstream', 'endpoint'], registers: [registry],
+    // Each worker keeps its own passive health: the machine's value is the share in rotation, still 1 or 0 when they agree.
+    aggregator: 'average',
     collect() {
       this.reset();
       const now = Date.now();

@@ -7,15 +7,22 @@
 //
 // `port` is the port to listen on, 0 meaning any free one (tests). The config's
 // "server.metrics.port: 0 turns it off" is decided by the caller (src/server.ts).
+// The source is a prom-client Registry, or with several workers the primary's
+// aggregate of theirs (src/cluster/metrics.ts).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Registry } from 'prom-client';
 import { listen, listeningUrl } from '../listen';
 
 export interface MetricsServerOptions {
   host: string;
   port: number;
   token?: string;
+}
+
+/** What the listener serves: a prom-client Registry is one. */
+export interface MetricsSource {
+  readonly contentType: string;
+  metrics(): Promise<string>;
 }
 
 export interface MetricsServer {
@@ -44,7 +51,7 @@ function answer(res: ServerResponse, status: number, text: string, headers: Reco
   res.end(text);
 }
 
-export function metricsHandler(registry: Registry, token?: string): (req: IncomingMessage, res: ServerResponse) => void {
+export function metricsHandler(registry: MetricsSource, token?: string): (req: IncomingMessage, res: ServerResponse) => void {
   const authorized = tokenCheck(token);
   return (req, res) => {
     const path = (req.url ?? '/').split('?', 1)[0];
@@ -61,7 +68,7 @@ export function metricsHandler(registry: Registry, token?: string): (req: Incomi
   };
 }
 
-export async function startMetricsServer(registry: Registry, options: MetricsServerOptions): Promise<MetricsServer> {
+export async function startMetricsServer(registry: MetricsSource, options: MetricsServerOptions): Promise<MetricsServer> {
   const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, metricsHandler(registry, options.token));
   await listen(server, options.port, options.host, 'metrics (server.metrics)');
   return {

@@ -134,7 +134,23 @@ export interface Services {
   metrics?: Registry;
   /** The Redis connection (single server or cluster), when the config names `redis`. */
   redis?: RedisClient;
+  /** Present in each worker when server.workers is above 1: the way to the primary, where state exact across workers lives. */
+  cluster?: WorkerLink;
   [name: string]: unknown;
+}
+
+/** A worker's link to the primary (server.workers above 1). */
+export interface WorkerLink {
+  /** This worker's id, from 1; a restarted worker gets a new one. */
+  readonly worker: number;
+  /** Asks the primary's handler for `channel` (see PluginDefinition.setUpPrimary); rejects on its error or after timeoutMs. */
+  request<T = unknown>(channel: string, body: unknown, timeoutMs?: number): Promise<T>;
+}
+
+/** What the primary offers a plugin's setUpPrimary. */
+export interface PrimaryLink {
+  /** Answers the workers' requests on `channel` (one handler per channel); `worker` is the asking worker's id. */
+  handle(channel: string, handler: (body: unknown, worker: number) => Awaitable<unknown>): void;
 }
 
 export interface PluginEnv {
@@ -168,4 +184,11 @@ export interface PluginDefinition<Settings = unknown, State = any> {
    */
   check?(config: ConfigView, active: boolean): string[];
   create(settings: Settings, env: PluginEnv): Awaitable<PluginHooks<State>>;
+  /**
+   * With server.workers above 1, runs once in the primary before the first
+   * worker starts (a plugin a reload brings in: before that reload reaches the
+   * workers). State that must stay exact across workers lives here; workers
+   * reach it through services.cluster.
+   */
+  setUpPrimary?(primary: PrimaryLink): void;
 }

@@ -10,14 +10,16 @@ export interface JsonResponse {
   text: string;
 }
 
-export function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<JsonResponse> {
+/** `fresh`: a connection of its own, closed after the answer (node:cluster hands connections, not requests, to its workers). */
+export function post(url: string, body: unknown, headers: Record<string, string> = {}, fresh = false): Promise<JsonResponse> {
   const payload = typeof body === 'string' ? body : JSON.stringify(body);
-  return call('POST', url, payload, { 'content-type': 'application/json', ...headers });
+  return call('POST', url, payload, { 'content-type': 'application/json', ...headers }, fresh);
 }
 
-export function call(method: string, url: string, payload: string | Buffer | undefined, headers: Record<string, string> = {}): Promise<JsonResponse> {
+export function call(method: string, url: string, payload: string | Buffer | undefined, headers: Record<string, string> = {}, fresh = false): Promise<JsonResponse> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, headers: payload === undefined ? headers : { 'content-length': String(Buffer.byteLength(payload)), ...headers } }, (res) => {
+    const options = { method, headers: payload === undefined ? headers : { 'content-length': String(Buffer.byteLength(payload)), ...headers }, ...(fresh && { agent: false as const }) };
+    const req = request(url, options, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -61,10 +63,10 @@ export interface SseResponse {
 }
 
 /** Streams a request; `abortAfter` closes the connection after that many events. */
-export function postSse(url: string, body: unknown, headers: Record<string, string> = {}, abortAfter?: number): Promise<SseResponse> {
+export function postSse(url: string, body: unknown, headers: Record<string, string> = {}, abortAfter?: number, fresh = false): Promise<SseResponse> {
   return new Promise((resolve, reject) => {
     const payload = JSON.stringify(body);
-    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)), ...headers } }, (res) => {
+    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)), ...headers }, ...(fresh && { agent: false as const }) }, (res) => {
       const out: SseResponse = { status: res.statusCode ?? 0, headers: res.headers, events: [], raw: '' };
       let buffer = '';
       res.setEncoding('utf8');

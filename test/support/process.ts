@@ -2,7 +2,7 @@
 // (node --max-semi-space-size=32 dist/src/cli/main.js serve), for tests of
 // signals, start-up errors and the CLI. `npm test` builds first.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,17 +24,22 @@ export function freePort(): Promise<number> {
 export interface ProcessLogs {
   /** Every JSON log line so far. */
   logs: Array<Record<string, unknown>>;
+  /** Lines of stdout that were not JSON (two processes' lines run together, say). */
+  garbled: string[];
   /** Everything written to stderr so far. */
   readonly stderr: string;
   /** Resolves with the exit code (null when a signal ended it). */
   exited: Promise<number | null>;
   /** Resolves when a log line with this msg appears (after `from` lines). */
   waitForLog(msg: string, from?: number, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /** Resolves when `count` log lines with this msg have appeared (after `from` lines). */
+  waitForLogs(msg: string, count: number, from?: number, timeoutMs?: number): Promise<Array<Record<string, unknown>>>;
 }
 
 /** Reads a child's stdout as JSON log lines and keeps its stderr. */
 export function watchProcess(child: ChildProcess): ProcessLogs {
   const logs: Array<Record<string, unknown>> = [];
+  const garbled: string[] = [];
   const waiters: Array<() => void> = [];
   let buffer = '';
   let stderr = '';
@@ -44,26 +49,37 @@ export function watchProcess(child: ChildProcess): ProcessLogs {
     while ((i = buffer.indexOf('\n')) !== -1) {
       const line = buffer.slice(0, i);
       buffer = buffer.slice(i + 1);
-      try { logs.push(JSON.parse(line)); } catch { /* not a log line */ }
+      try { logs.push(JSON.parse(line)); } catch { garbled.push(line); }
     }
     waiters.splice(0).forEach((w) => w());
   });
   child.stderr!.setEncoding('utf8').on('data', (c: string) => { stderr += c; });
+  const waitForLogs = (msg: string, count: number, from = 0, timeoutMs = 10_000): Promise<Array<Record<string, unknown>>> => new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no ${count} log(s) "${msg}" within ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
+    timer.unref(); // a wait the process's exit made moot keeps no test run alive
+    const check = () => {
+      const hits = logs.slice(from).filter((l) => l.msg === msg);
+      if (hits.length >= count) { clearTimeout(timer); resolve(hits.slice(0, count)); } else waiters.push(check);
+    };
+    check();
+  });
   return {
     logs,
+    garbled,
     get stderr() { return stderr; },
     exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
-    waitForLog(msg, from = 0, timeoutMs = 10_000) {
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no log "${msg}" within ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
-        const check = () => {
-          const hit = logs.slice(from).find((l) => l.msg === msg);
-          if (hit) { clearTimeout(timer); resolve(hit); } else waiters.push(check);
-        };
-        check();
-      });
-    },
+    waitForLog: (msg, from = 0, timeoutMs = 10_000) => waitForLogs(msg, 1, from, timeoutMs).then((hits) => hits[0]),
+    waitForLogs,
   };
+}
+
+/** The processes `pid` started (Linux: /proc), e.g. a primary's workers. */
+export function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
 }
 
 export interface GatewayProcess extends ProcessLogs {
@@ -97,6 +113,11 @@ export async function spawnGateway(configYaml: string, port?: number, env: NodeJ
     file,
     pid: listening.pid as number,
     writeConfig: (yaml: string) => writeFileSync(file, yaml),
-    kill: () => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); },
+    // Workers (server.workers) first: a worker whose primary is gone drains before it exits.
+    kill: () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      for (const pid of childPids(child.pid!)) process.kill(pid, 'SIGKILL');
+      child.kill('SIGKILL');
+    },
   });
 }

@@ -182,7 +182,16 @@ describe('parseConfigText / validateConfig', () => {
 
   it('treats an empty file as all defaults', () => {
     const config = parseConfigText('', '(inline)', {});
-    expect(config).toMatchObject({ keys: [], routes: [], plugins: [], server: { port: 8080, host: '127.0.0.1' } });
+    expect(config).toMatchObject({ keys: [], routes: [], plugins: [], server: { port: 8080, host: '127.0.0.1', workers: 1 } });
+  });
+
+  it('takes server.workers as a count from 1 or auto, and nothing else', () => {
+    expect(parseConfigText('server: { workers: 4 }', '(inline)', {}).server.workers).toBe(4);
+    expect(parseConfigText('server: { workers: "${N}" }', '(inline)', { N: '3' }).server.workers).toBe(3);
+    expect(parseConfigText('server: { workers: auto }', '(inline)', {}).server.workers).toBe('auto');
+    for (const bad of ['0', 'many', '-1', '1.5']) {
+      expect(() => parseConfigText(`server: { workers: ${bad} }`, '(inline)', {})).toThrow(ConfigError);
+    }
   });
 });
 
