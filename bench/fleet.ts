@@ -2,7 +2,9 @@
 // one is killed a third of the way in and brought back at two thirds. Reports
 // the failed requests (those that had not started streaming must be 0), p99
 // latency in each phase against the calm phase, and the share of traffic each
-// endpoint got (from the gateway's access log). Bounded in time and count.
+// endpoint got (from the gateway's access log). The route continues a cut
+// stream on a fifth backend (a fallback model that takes an assistant prefix),
+// so the streams the kill cuts are finished there. Bounded in time and count.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -32,15 +34,21 @@ function startBackend(port: number): Promise<ChildProcess> {
   });
 }
 
-async function startGateway(ports: number[], endpointOf: Map<string, number>): Promise<number> {
+async function startGateway(ports: number[], sparePort: number, endpointOf: Map<string, number>): Promise<number> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'sluice-fleet-'));
   const file = join(dir, 'gateway.yaml');
   writeFileSync(file, JSON.stringify({
     server: { host: '127.0.0.1', port, metrics: { port: 0 } },
     keys: [{ id: 'bench', sha256: createHash('sha256').update(BENCH_KEY).digest('hex') }],
-    upstreams: { fleet: { endpoints: ports.map((p) => ({ url: `http://127.0.0.1:${p}/v1` })), retry: { attempts: 2 }, health: { consecutiveFailures: 2, baseEjectionMs: 1000 } } },
-    routes: [{ model: 'bench*', upstream: 'fleet' }],
+    upstreams: {
+      fleet: { endpoints: ports.map((p) => ({ url: `http://127.0.0.1:${p}/v1` })), retry: { attempts: 2 }, health: { consecutiveFailures: 2, baseEjectionMs: 1000 } },
+      spare: { url: `http://127.0.0.1:${sparePort}/v1` },
+    },
+    routes: [
+      { model: 'bench-fallback', upstream: 'spare', upstreamModel: 'bench-e5-g10', assistantPrefix: { params: { continue_final_message: true, add_generation_prompt: false } } },
+      { model: 'bench*', upstream: 'fleet', fallbacks: ['bench-fallback'], continueOnFailure: true },
+    ],
   }));
   const child = spawn(process.execPath, ['--max-semi-space-size=32', join(__dirname, '..', 'src', 'cli', 'main.js'), 'serve'], {
     env: { ...process.env, GATEWAY_CONFIG: file, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'],
@@ -71,8 +79,10 @@ interface Result { phase: Phase; ok: boolean; started: boolean; ms: number }
 async function main(): Promise<void> {
   const ports = await Promise.all([0, 1, 2, 3].map(() => freePort()));
   const backends = await Promise.all(ports.map((p) => startBackend(p)));
+  const sparePort = await freePort();
+  await startBackend(sparePort);
   const endpointOf = new Map<string, number>();
-  const gwPort = await startGateway(ports, endpointOf);
+  const gwPort = await startGateway(ports, sparePort, endpointOf);
   const url = `http://127.0.0.1:${gwPort}/v1/chat/completions`;
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${BENCH_KEY}` };
   const chat = JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: 'hi' }] });
@@ -105,7 +115,7 @@ async function main(): Promise<void> {
   const p99 = (p: Phase) => Math.round(percentile(by(p).map((r) => r.ms), 99) * 100) / 100;
   const failedBefore = results.filter((r) => !r.ok && !r.started).length;
   const failedAfter = results.filter((r) => !r.ok && r.started).length;
-  const total = [...endpointOf.values()].reduce((a, b) => a + b, 0);
+  const total = ports.reduce((sum, p) => sum + (endpointOf.get(`http://127.0.0.1:${p}/v1`) ?? 0), 0);
   const lines = [
     `Sluice fleet benchmark ${new Date().toISOString()}${quick ? ' (quick)' : ''}: 4 endpoints, ${WORKERS} concurrent clients, ${DURATION_MS / 1000} s; endpoint 2 killed at 1/3, back at 2/3`,
     '',
@@ -116,6 +126,7 @@ async function main(): Promise<void> {
     `| failed after the answer started | ${failedAfter} |`,
     `| p99 latency, ms: calm / one down / back | ${p99('calm')} / ${p99('down')} / ${p99('back')} |`,
     `| added p99 while one is down, ms | ${Math.round((p99('down') - p99('calm')) * 100) / 100} |`,
+    `| requests finished on the fallback (continued streams included) | ${endpointOf.get(`http://127.0.0.1:${sparePort}/v1`) ?? 0} |`,
     ...ports.map((p, i) => `| share of traffic, endpoint ${i + 1} | ${total === 0 ? 0 : Math.round(((endpointOf.get(`http://127.0.0.1:${p}/v1`) ?? 0) / total) * 1000) / 10} % |`),
   ];
   process.stdout.write(`${lines.join('\n')}\n\n${failedBefore === 0 ? 'met ' : 'MISS'}  no failed request that had not started streaming\n`);
