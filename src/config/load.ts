@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
-import { configSchema, crossCheck, salvageConfig, type ConfigView, type GatewayConfig } from './schema';
+import { configSchema, type ConfigView, type GatewayConfig } from './schema';
+import { crossCheck, salvageConfig } from './cross-check';
 import { interpolateEnv } from './interpolate';
 import { formatPath } from './issues';
 import { portFromEnv, portProblem } from '../env';

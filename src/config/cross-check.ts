@@ -1,0 +1,95 @@
+// Checks of a whole config beyond its schema, and the salvage of a config
+// that failed it, so that every problem is reported in one round.
+import { z } from 'zod';
+import { keySchema, orgSchema, passthroughSchema, pluginEntrySchema, redisSchema, routeSchema, upstreamSchema, type ConfigView } from './schema';
+
+const isMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+const valid = <T>(schema: z.ZodType<T>, value: unknown): T | undefined => {
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+};
+
+/** The fields of an object that pass on their own (an absent one with a default gets it). */
+function validFields<S extends z.ZodObject>(schema: S, value: unknown): Partial<z.infer<S>> | undefined {
+  if (!isMap(value)) return undefined;
+  const whole = schema.safeParse(value);
+  if (whole.success) return whole.data;
+  const out: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
+    const parsed = field.safeParse(value[name]);
+    if (parsed.success && parsed.data !== undefined) out[name] = parsed.data;
+  }
+  return out as Partial<z.infer<S>>;
+}
+
+const listOf = <T>(value: unknown, item: (v: unknown) => T | undefined): Array<T | undefined> | undefined =>
+  value === undefined || value === null ? [] : Array.isArray(value) ? value.map(item) : undefined;
+const mapOf = <T>(value: unknown, entry: (v: unknown) => T | undefined): Record<string, T | undefined> | undefined =>
+  value === undefined || value === null ? {} : isMap(value) ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, entry(v)])) : undefined;
+
+/** What of a config that failed the schema is still worth cross-checking. */
+export function salvageConfig(raw: unknown): ConfigView {
+  const o = isMap(raw) ? raw : {};
+  return {
+    redis: valid(redisSchema.optional(), o.redis),
+    keys: listOf(o.keys, (v) => validFields(keySchema, v)),
+    orgs: mapOf(o.orgs, (v) => valid(orgSchema, v)),
+    upstreams: mapOf(o.upstreams, (v) => validFields(upstreamSchema, v)),
+    routes: listOf(o.routes, (v) => validFields(routeSchema, v)),
+    passthrough: listOf(o.passthrough, (v) => validFields(passthroughSchema, v)),
+    plugins: listOf(o.plugins, (v) => valid(pluginEntrySchema, v)),
+  };
+}
+
+/**
+ * Problems a schema cannot see: references between sections. Items that
+ * failed the schema are skipped (the schema named them), and a reference
+ * into a section that is not a map at all is not checked.
+ */
+export function crossCheck(config: ConfigView): string[] {
+  const problems: string[] = [];
+  const { orgs, upstreams } = config;
+  const seenIds = new Set<string>();
+  const seenDigests = new Set<string>();
+  config.keys?.forEach((key, i) => {
+    if (key === undefined) return;
+    if (key.id !== undefined && seenIds.has(key.id)) problems.push(`keys[${i}].id: duplicate key id "${key.id}"`);
+    if (key.sha256 !== undefined && seenDigests.has(key.sha256)) problems.push(`keys[${i}].sha256: the same digest is listed twice`);
+    if (key.id !== undefined) seenIds.add(key.id);
+    if (key.sha256 !== undefined) seenDigests.add(key.sha256);
+    if (key.org !== undefined && orgs !== undefined && !Object.hasOwn(orgs, key.org)) problems.push(`keys[${i}].org: unknown org "${key.org}"`);
+  });
+  for (const [name, upstream] of Object.entries(upstreams ?? {})) {
+    if (upstream?.format === undefined) continue;
+    if (upstream.format !== 'demo' && upstream.url === undefined && upstream.endpoints === undefined) problems.push(`upstreams.${name}.url: required for format ${upstream.format} (or endpoints: [{url, weight}])`);
+    if (upstream.url !== undefined && upstream.endpoints !== undefined) problems.push(`upstreams.${name}.endpoints: give url (one endpoint) or endpoints, not both`);
+    if (upstream.format === 'demo' && upstream.endpoints !== undefined) problems.push(`upstreams.${name}.endpoints: the demo backend is one endpoint (url sets its address)`);
+    if (upstream.picker === 'affinity' && upstream.affinity === undefined) problems.push(`upstreams.${name}.affinity: picker affinity needs affinity: {header: <name>} (for example x-session-id)`);
+    if (upstream.picker === 'scored' && upstream.engineMetrics === undefined) problems.push(`upstreams.${name}.engineMetrics: picker scored ranks endpoints on their engine metrics: give engineMetrics: {path, flavour}`);
+  }
+  config.routes?.forEach((route, i) => {
+    if (route?.upstream === undefined || upstreams === undefined) return;
+    if (!Object.hasOwn(upstreams, route.upstream)) return void problems.push(`routes[${i}].upstream: unknown upstream "${route.upstream}"`);
+    const format = upstreams[route.upstream]?.format;
+    // A native or demo backend speaks the interface alone: OpenAI's message forms would reach it unchecked.
+    if (route.dialect === 'openai' && format !== undefined && format !== 'openai') problems.push(`routes[${i}].dialect: openai needs an upstream of format openai; "${route.upstream}" is ${format}`);
+  });
+  config.passthrough?.forEach((route, i) => {
+    if (route?.upstream === undefined || upstreams === undefined) return;
+    if (!Object.hasOwn(upstreams, route.upstream)) return void problems.push(`passthrough[${i}].upstream: unknown upstream "${route.upstream}"`);
+    // The demo backend serves chat and images only: nothing else of it to pass through.
+    if (upstreams[route.upstream]?.format === 'demo') problems.push(`passthrough[${i}].upstream: "${route.upstream}" is the built-in demo backend; pass-through needs a backend of format openai or native`);
+    if (upstreams[route.upstream]?.endpoints !== undefined) problems.push(`passthrough[${i}].upstream: "${route.upstream}" is a fleet (endpoints); pass-through goes to an upstream with one url`);
+  });
+  for (const [name, upstream] of Object.entries(upstreams ?? {})) {
+    if (upstream?.dialect === 'openai' && upstream.format !== undefined && upstream.format !== 'openai') problems.push(`upstreams.${name}.dialect: openai needs format openai, not ${upstream.format}`);
+  }
+  if (config.redis && config.redis.url === undefined && config.redis.nodes === undefined) {
+    problems.push('redis: give either url (one server) or nodes (a cluster)');
+  }
+  if (config.redis?.url !== undefined && config.redis.nodes !== undefined) {
+    problems.push('redis: give url or nodes, not both');
+  }
+  return problems;
+}
