@@ -3,15 +3,17 @@
 // admits exactly N across the workers of one machine. A worker's limiter
 // sends its calls over services.cluster; the calls made in one tick (all
 // of one request's budgets, and those of requests arriving together) go in
-// one message. rate-limiter-flexible's RateLimiterCluster sends one message
-// per call: with a request's four budgets that measured twice the IPC and half
-// the throughput of one worker, so the primary became the bottleneck.
+// one message (tick-batcher.ts). rate-limiter-flexible's RateLimiterCluster
+// sends one message per call: with a request's four budgets that measured
+// twice the IPC and half the throughput of one worker, so the primary became
+// the bottleneck.
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { PrimaryLink, WorkerLink } from '../../src';
+import { TickBatcher } from './tick-batcher';
 
 const CHANNEL = 'rate-limit.calls';
 /** How long a worker waits for the primary's counts before its requests are refused with 503 limiter_unavailable. */
-const PRIMARY_TIMEOUT_MS = 2_000;
+export const PRIMARY_TIMEOUT_MS = 2_000;
 
 type Fn = 'consume' | 'penalty' | 'reward' | 'get';
 
@@ -44,31 +46,20 @@ export function servePrimary(primary: PrimaryLink): void {
   })));
 }
 
-interface Pending { call: Call; resolve(res: RateLimiterRes | null): void; reject(reason: unknown): void }
-
-/** One per worker: gathers the calls of a tick into one message. */
+/** One per worker: gathers the calls of a tick into one message (tick-batcher.ts). */
 export class CallBatcher {
-  private queue: Pending[] = [];
+  private readonly batcher: TickBatcher<Call, Answer>;
 
-  constructor(private readonly link: WorkerLink) {}
-
-  send(call: Call): Promise<RateLimiterRes | null> {
-    return new Promise((resolve, reject) => {
-      if (this.queue.push({ call, resolve, reject }) === 1) process.nextTick(() => this.flush());
-    });
+  constructor(link: WorkerLink) {
+    this.batcher = new TickBatcher(link, CHANNEL, PRIMARY_TIMEOUT_MS);
   }
 
-  private flush(): void {
-    const batch = this.queue;
-    this.queue = [];
-    this.link.request<Answer[]>(CHANNEL, batch.map((p) => p.call), PRIMARY_TIMEOUT_MS).then((answers) => {
-      batch.forEach((p, i) => {
-        const a = answers[i];
-        if ('error' in a) return p.reject(new Error(a.error));
-        const res = a.res === null ? null : new RateLimiterRes(a.res.remainingPoints, a.res.msBeforeNext, a.res.consumedPoints, a.res.isFirstInDuration);
-        if (a.refused) p.reject(res); else p.resolve(res);
-      });
-    }, (err: Error) => { for (const p of batch) p.reject(err); });
+  async send(call: Call): Promise<RateLimiterRes | null> {
+    const a = await this.batcher.send(call);
+    if ('error' in a) throw new Error(a.error);
+    const res = a.res === null ? null : new RateLimiterRes(a.res.remainingPoints, a.res.msBeforeNext, a.res.consumedPoints, a.res.isFirstInDuration);
+    if (a.refused) throw res;
+    return res;
   }
 }
 

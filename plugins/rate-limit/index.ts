@@ -5,12 +5,13 @@
 // settled after, from the backend's usage. A request over an in-flight limit
 // waits in a bounded queue. With `redis` in the config all replicas share one
 // count; without it, counts are per machine (with several workers, the
-// primary keeps the budgets' counts). Budgets come from keys[].limits
+// primary keeps the budgets' counts and the in-flight leases). Budgets come from keys[].limits
 // and orgs.<name>.limits; `defaults` covers keys that name none.
 //
 //   - { name: rate-limit, defaults: { requests: 120, tokens: 200000, concurrency: 8 }, queueTimeoutMs: 10000 }
 import type { PluginDefinition } from '../../src';
 import { servePrimary } from './cluster';
+import { serveLeases } from './primary-leases';
 import { StoreHealth } from './health';
 import { createHooks, type RateLimitState } from './hooks';
 import { limiterSource } from './limiters';
@@ -39,8 +40,11 @@ export const plugin: PluginDefinition<RateLimitSettings, RateLimitState> = {
       : routeAt !== -1 ? `routes[${routeAt}].maxInFlight` : upstream !== undefined ? `upstreams.${upstream}.maxInFlight` : undefined;
     return where === undefined ? [] : [`${where}: limits need the rate-limit plugin; add "- { name: rate-limit }" to plugins`];
   },
-  // With several workers, the memory store's counts live in the primary.
-  setUpPrimary: servePrimary,
+  // With several workers, the memory store's counts and leases live in the primary.
+  setUpPrimary(primary) {
+    servePrimary(primary);
+    serveLeases(primary);
+  },
   create({ defaults, queueTimeoutMs, queueMax, leaseMs, defaultMaxTokens }, { config, logger, services }) {
     const redis = config.redis;
     const client = redis === undefined ? undefined : services.redis;
@@ -53,8 +57,10 @@ export const plugin: PluginDefinition<RateLimitSettings, RateLimitState> = {
     const metrics = limiterMetrics(services);
     const health = client === undefined ? undefined : new StoreHealth(logger);
     const anyLimit = scopes.routes.some((r) => r !== undefined) || scopes.upstreams.size > 0 || [...scopes.keys.values()].some((k) => k.limits.length > 0);
+    // The leases' own health with several workers and no Redis: the primary, not Redis, may fail to answer.
+    const leaseHealth = client === undefined && services.cluster !== undefined ? new StoreHealth(logger, 'primary') : health;
     const queue = anyLimit
-      ? new AdmissionQueue(leaseStore(services, client, failMode, leaseMs), { timeoutMs: queueTimeoutMs, max: queueMax }, admissionObserver(services, metrics, health, true))
+      ? new AdmissionQueue(leaseStore(services, client, failMode, leaseMs), { timeoutMs: queueTimeoutMs, max: queueMax }, admissionObserver(services, metrics, leaseHealth, true))
       : undefined;
     return createHooks({ policies, scopes, queue, defaultMaxTokens, logger, metrics, health });
   },

@@ -2,8 +2,8 @@
 // org, a model's route, an upstream), taken only while fewer than the limit
 // are held and given back when the request ends. A store decides; the wait
 // queue (queue.ts) sits on top of any of them. MemoryLeases counts in this
-// process; RedisLeases across replicas; a store kept by a coordinating
-// process for the workers of one machine would implement the same interface.
+// process; ClusterLeases in the primary, across the workers of one machine;
+// RedisLeases across replicas.
 export interface LeaseAnswer {
   admitted: boolean;
   /** Leases held in the subject after the answer (this one included when admitted). */

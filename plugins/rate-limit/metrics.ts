@@ -1,7 +1,7 @@
 // The limiter's own metrics, registered once per Prometheus registry (a
 // reload calls create() again and finds them there):
 //   sluice_redis_up                 1 while the Redis connection is ready, else 0
-//   sluice_limiter_fallback_total   requests decided by the in-process insurance limiter
+//   sluice_limiter_fallback_total   requests decided in-process because the shared store could not answer
 import { Counter, Gauge } from 'prom-client';
 import type { Services } from '../../src';
 
@@ -29,7 +29,7 @@ export function limiterMetrics(services: Services): LimiterMetrics {
   }
   const fallback = (registry.getSingleMetric(FALLBACK_TOTAL) as Counter | undefined) ?? new Counter({
     name: FALLBACK_TOTAL,
-    help: 'Requests whose rate limits were decided by the in-process insurance limiter because Redis could not answer.',
+    help: 'Requests whose rate limits were decided in-process because the shared store (Redis, or the primary for the workers\' in-flight limits) could not answer.',
     registers: [registry],
   });
   return { fallback };

@@ -115,34 +115,3 @@ export class RedisLeases implements LeaseStore {
     }
   }
 }
-
-/**
- * Redis, and in failMode open an in-process store with the same limits that
- * decides while Redis cannot answer (per replica, like the budgets'
- * insurance limiter). A release goes to both: the store that did not take
- * the lease ignores it.
- */
-export class SharedLeases implements LeaseStore {
-  readonly shared = true;
-
-  constructor(private readonly redis: RedisLeases, private readonly insurance?: LeaseStore & { take(key: string, limit: number, lease: string): LeaseAnswer }) {}
-
-  acquire(key: string, limit: number, lease: string): Promise<LeaseAnswer> {
-    return this.redis.acquire(key, limit, lease).catch((err: unknown) => {
-      if (this.insurance === undefined) throw err;
-      const answer = this.insurance.take(key, limit, lease);
-      if (answer.admitted) this.redis.keep(key, lease);
-      return { ...answer, inProcess: true };
-    });
-  }
-
-  release(key: string, lease: string, quiet = false): void {
-    this.insurance?.release(key, lease, quiet);
-    this.redis.release(key, lease, quiet);
-  }
-
-  onRelease(listener: () => void): () => void {
-    const off = [this.redis.onRelease(listener), this.insurance?.onRelease(listener)];
-    return () => off.forEach((f) => f?.());
-  }
-}

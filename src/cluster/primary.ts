@@ -50,11 +50,13 @@ const EXIT_GRACE_MS = 5_000;
 
 export async function startPrimary({ loaded, text, workers: count, logger }: PrimaryOptions) {
   const handlers = new Map<string, IpcHandler>();
+  const exitListeners: Array<(worker: number) => void> = [];
   const link: PrimaryLink = {
     handle(channel, handler) {
       if (handlers.has(channel)) throw new Error(`IPC channel ${channel} is handled twice`);
       handlers.set(channel, handler);
     },
+    onWorkerExit: (listener) => void exitListeners.push(listener),
   };
   const setUpPlugins = primaryPlugins(link);
   setUpPlugins(loaded);
@@ -98,6 +100,9 @@ export async function startPrimary({ loaded, text, workers: count, logger }: Pri
     live.delete(worker.id);
     slot.peer.close(`worker ${worker.id} exited`);
     void machine.retire(worker.id);
+    for (const listener of exitListeners) {
+      try { listener(worker.id); } catch (err) { logger.error({ worker: worker.id, err: (err as Error).message }, 'a worker-exit listener failed'); }
+    }
     if (stopping || !slot.started) return; // a stop, or a start that failed (its caller decides)
     logger.error({ worker: worker.id, workerPid: worker.process.pid, code, signal }, 'worker exited; starting another');
     restarts.inc();

@@ -151,6 +151,8 @@ export interface WorkerLink {
 export interface PrimaryLink {
   /** Answers the workers' requests on `channel` (one handler per channel); `worker` is the asking worker's id. */
   handle(channel: string, handler: (body: unknown, worker: number) => Awaitable<unknown>): void;
+  /** Calls `listener` with a worker's id once it has exited (a crash, SIGKILL or a stop): state it held can be let go at once. */
+  onWorkerExit(listener: (worker: number) => void): void;
 }
 
 export interface PluginEnv {

@@ -2,7 +2,7 @@
 // (node --max-semi-space-size=32 dist/src/cli/main.js serve), for tests of
 // signals, start-up errors and the CLI. `npm test` builds first.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -119,5 +119,24 @@ export async function spawnGateway(configYaml: string, port?: number, env: NodeJ
       for (const pid of childPids(child.pid!)) process.kill(pid, 'SIGKILL');
       child.kill('SIGKILL');
     },
+  });
+}
+
+/**
+ * Which of these processes holds the server's end of a TCP connection on
+ * loopback (Linux: /proc): the socket with local port `serverPort` and remote
+ * port `clientPort`. With server.workers, the worker a connection was handed to.
+ */
+export function holderOfConnection(pids: number[], serverPort: number, clientPort: number): number | undefined {
+  const hex = (n: number) => `:${n.toString(16).toUpperCase().padStart(4, '0')}`;
+  const row = readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1).map((l) => l.trim().split(/\s+/))
+    .find((f) => f[1]?.endsWith(hex(serverPort)) && f[2]?.endsWith(hex(clientPort)) && f[9] !== '0');
+  if (row === undefined) return undefined;
+  const socket = `socket:[${row[9]}]`;
+  const holds = (pid: number, fd: string): boolean => {
+    try { return readlinkSync(`/proc/${pid}/fd/${fd}`) === socket; } catch { return false; }
+  };
+  return pids.find((pid) => {
+    try { return readdirSync(`/proc/${pid}/fd`).some((fd) => holds(pid, fd)); } catch { return false; }
   });
 }
