@@ -22,7 +22,7 @@ export async function drain(server: Server, state: GatewayState, deadlineMs: num
   if (state.active.size > 0) {
     logger.warn({ open: state.active.size }, 'drain deadline reached: ending open requests');
     const cut = new GatewayError('shutting_down', 'The gateway is shutting down and ended this response at its drain deadline. Retry the request.');
-    for (const ctx of state.active) ctx.forwarding.interrupt?.(cut);
+    for (const ctx of state.active) ctx.forwarding.call?.interrupt(cut);
     await sleep(POLL_MS); // let the error events reach the sockets
   }
   server.closeAllConnections();

@@ -6,7 +6,7 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import { tooLarge } from '../api/json-body';
-import type { Context } from '../pipeline/context';
+import type { CallInFlight, Context } from '../pipeline/context';
 import type { Pipeline } from '../pipeline/pipeline';
 import { runHeadHooks } from '../pipeline/runner';
 import { fromSocketError, upstreamTimeout, type Phase } from '../proxy/status';
@@ -20,7 +20,7 @@ export interface CallSettings {
 
 const EVENT_STREAM = /^text\/event-stream\b/i;
 
-export class PassthroughCall {
+export class PassthroughCall implements CallInFlight {
   private phase: Phase = 'queue';
   private timer?: NodeJS.Timeout;
   private proxyReq?: ClientRequest;
@@ -94,6 +94,11 @@ export class PassthroughCall {
     if (this.done) return;
     this.abandon();
     this.ctx.forwarding.fail(err);
+  }
+
+  /** The drain deadline: an error response if the answer has not started, else the connection is cut. */
+  interrupt(err: Error): void {
+    this.fail(err);
   }
 
   /** The client left, or the end is decided: give up on the backend. */

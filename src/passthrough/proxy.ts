@@ -84,9 +84,7 @@ export function createPassthroughProxy(name: string, config: ProxySettings, pipe
       req.headers['x-request-id'] = ctx.id;
       const call = new PassthroughCall(ctx, settings, unreadLimit);
       calls.set(req, call);
-      ctx.forwarding.abortUpstream = () => call.abandon();
-      // The drain deadline: an error response if the answer has not started, else the connection is cut.
-      ctx.forwarding.interrupt = (err) => call.fail(err);
+      ctx.forwarding.call = call;
       // The middleware calls next() only if preparing the request failed.
       void proxy(req, res, (err: Error) => call.fail(err));
     },

@@ -27,10 +27,26 @@ export function requestIdOf(req: IncomingMessage, res: ServerResponse): string {
   return id;
 }
 
-/** How far the forwarding of one request got, and the handles to end it: the core's, not the plugins'. */
+/** The backend call of a request, as the core ends it early. */
+export interface CallInFlight {
+  /** Gives up on the backend request (the client left, or the answer is decided). */
+  abandon(): void;
+  /** Ends the request with an error now: an error event mid-stream, else an error response (the drain deadline). */
+  interrupt(err: GatewayError): void;
+}
+
+const nothing = (): void => undefined;
+
+/**
+ * How far the forwarding of one request got, and the handles to end it: the
+ * core's, not the plugins'. Handles are objects with methods, never closures
+ * made per request: a per-request closure stored here kept each request's
+ * whole graph alive through a minor GC (measured: 8.5 KB promoted per
+ * request, a third of the gateway's CPU spent in the collector).
+ */
 export class Forwarding {
-  /** Set by the proxy: gives up on the backend request (the client left, or the answer is decided). */
-  abortUpstream?: () => void;
+  /** Set by the proxy: the backend call in flight (or the last one). */
+  call?: CallInFlight;
   /** Set by the proxy once an event stream has started. */
   streaming = false;
   /** Characters of generated text relayed so far; the usage estimate of a stream cut short. */
@@ -43,9 +59,7 @@ export class Forwarding {
   /** True once the response's fate is decided (sent, or failed once). */
   settled = false;
   /** Hands an error to the error middleware (set by the router before forwarding). */
-  fail: (err: unknown) => void = () => undefined;
-  /** Ends a forwarded request with an error now: an error event mid-stream, else an error response (set by the proxy). */
-  interrupt?: (err: GatewayError) => void;
+  fail: (err: unknown) => void = nothing;
   /** Set by the router: sends the request on to the route's next fallback model; false when none may take it. */
   fallback?: (err: unknown) => boolean;
   /** The assistant text relayed so far: kept only when the route may continue a cut stream (one choice, text only). */
@@ -117,7 +131,7 @@ export class Context implements RequestContext {
     const aborted = !this.res.writableFinished;
     const f = this.forwarding;
     if (aborted) {
-      f.abortUpstream?.();
+      f.call?.abandon();
       if (this.error === undefined || f.streaming) this.error = new GatewayError('client_closed', 'The client closed the connection.');
     }
     // A stream cut short (client gone, backend broke off) still cost tokens: charge an estimate.

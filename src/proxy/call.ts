@@ -5,7 +5,8 @@
 // whole wait for the head, a wait for a free connection included.
 import type { Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'undici/types/header';
-import type { Context } from '../pipeline/context';
+import type { CallInFlight, Context } from '../pipeline/context';
+import type { GatewayError } from '../errors';
 import type { Pipeline } from '../pipeline/pipeline';
 import type { Format } from './formats/format';
 import type { Reply } from './reply';
@@ -58,7 +59,7 @@ const NO_FLEET: Attempt = { retry: () => false, done: () => undefined };
 /** Why the gateway itself abandoned the call: the client left, the head timer, [DONE], a bad answer. */
 class Abandoned extends Error {}
 
-export class UpstreamCall implements Dispatcher.DispatchHandler {
+export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
   private controller?: Dispatcher.DispatchController;
   private mode?: Mode;
   private status = 0;
@@ -97,6 +98,11 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     this.report('failure');
     if (!this.ctx.res.headersSent && this.attempt.retry('timeout')) return this.abandon();
     this.fail(upstreamTimeout(this.settings.upstream, this.phase(undefined)));
+  }
+
+  /** Ends the request with an error now, however far it got (the drain deadline). */
+  interrupt(err: GatewayError): void {
+    this.reply.fail(this.ctx, err);
   }
 
   /** Gives up on the backend (the client left, or the answer is decided). */

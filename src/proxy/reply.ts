@@ -63,7 +63,7 @@ export function createReply(pipeline: Pipeline, logger: Logger): Reply {
       if (d?.upstream !== undefined && logger.isLevelEnabled('debug')) {
         logger.debug({ requestId: ctx.id, upstream: d.upstream, kind: d.kind, phase: d.phase, code: d.code, elapsedMs: Math.round(ctx.elapsed()) }, 'upstream attempt failed');
       }
-      ctx.forwarding.abortUpstream?.();
+      ctx.forwarding.call?.abandon();
       const res = ctx.res;
       if (!res.headersSent) return ctx.forwarding.fail(err);
       const error = isGatewayError(err) ? err : new GatewayError('internal_error', 'The gateway failed while sending the response.');

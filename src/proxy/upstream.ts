@@ -152,7 +152,7 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
       },
     };
     const call = new UpstreamCall(ctx, settings, pipeline, reply, attempt);
-    ctx.forwarding.abortUpstream = () => call.abandon();
+    ctx.forwarding.call = call;
     (fresh ? freshConnection(b) : b.pool).dispatch({
       path: b.base + path,
       method: 'POST',
@@ -177,7 +177,6 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
     name,
     format,
     forward(ctx, path, body) {
-      ctx.forwarding.interrupt = (err) => reply.fail(ctx, err);
       if (t.totalMs !== undefined && !ctx.forwarding.deadline) endAtDeadline(ctx, t.totalMs);
       const now = Date.now();
       // The model and messages as sent upstream (what prefix affinity hashes), and the affinity key.
