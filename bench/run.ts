@@ -267,7 +267,9 @@ async function measureCpu(bare: Proc, gateway: Proc, baseline: Proc | undefined,
   const streamed: Record<string, number> = {};
   for (const [name, p] of procs) {
     const url = `http://127.0.0.1:${p.port}/v1/chat/completions`;
-    await latencies(url, chat, headers, 500); // warm
+    // Warm under the same load as the measure, so neither side is measured while its JIT is still compiling.
+    await latencies(url, chat, headers, 500);
+    await autocannon({ url, method: 'POST', headers, body: chat, connections: 32, amount: jsonCount / 2 });
     json[name] = await cpuPerRequest(p.child.pid!, jsonCount, async () => {
       const r = await autocannon({ url, method: 'POST', headers, body: chat, connections: 32, amount: jsonCount });
       if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors under load`);
