@@ -25,7 +25,7 @@ module.exports = {
     {
       name: 'leaves-stay-leaves', severity: 'error',
       comment: 'The leaves under the contract import nothing from the core but each other.',
-      from: { path: '^src/(types|errors|config/(schema|fleet-schema))\\.ts$' }, to: { path: '^src/', pathNot: '^src/(types|errors|config/(schema|fleet-schema))\\.ts$' },
+      from: { path: '^src/(types|errors|config/(schema|fleet-schema|values))\\.ts$' }, to: { path: '^src/', pathNot: '^src/(types|errors|config/(schema|fleet-schema|values))\\.ts$' },
     },
   ],
   options: {

@@ -1,7 +1,7 @@
 // The API endpoints, each a short sequence: parse the body, check the key may
 // use the model, find the route, run the request hooks, forward.
 import type { NextFunction, Request, Response } from 'express';
-import { GatewayError, isGatewayError } from '../errors';
+import { GatewayError } from '../errors';
 import { authorizeModel } from '../auth/keys';
 import type { Endpoint } from '../config/schema';
 import type { Context } from '../pipeline/context';
@@ -12,10 +12,7 @@ import { parseImageRequest } from './image-request';
 import { MODEL_ID_MAX } from './validate';
 import type { ListedModel, Route } from '../routing/routes';
 import { sendJson } from './json';
-import { openaiFormat } from '../proxy/formats/openai';
-import { estimateTokens } from '../proxy/usage';
-
-const UPSTREAM_PATH: Record<Endpoint, string> = { chat: '/chat/completions', images: '/images/generations' };
+import { FallbackChain, forwardTo } from './forward';
 
 export interface ApiRequest extends Request {
   sluice: Context;
@@ -57,83 +54,8 @@ async function routeAndForward(req: ApiRequest, res: Response, next: NextFunctio
     if (ctx.closed) return; // the client left while a hook was waiting
   }
   ctx.forwarding.fail = next;
-  if (route.fallbacks.length > 0) {
-    // One list for both: a fallback tried before the stream began is not asked again to continue it.
-    const left = [...route.fallbacks];
-    ctx.forwarding.fallback = fallbackTo(runtime, ctx, endpoint, left);
-    if (route.continueOnFailure && ctx.stream && ctx.chat !== undefined && (ctx.chat.model_params.n ?? 1) === 1) {
-      ctx.forwarding.relayedText = '';
-      ctx.forwarding.continueStream = continueOn(runtime, ctx, left);
-    }
-  }
+  if (route.fallbacks.length > 0) ctx.forwarding.fallbacks = new FallbackChain(runtime, ctx, endpoint, route);
   forwardTo(runtime, ctx, endpoint, route, model);
-}
-
-function forwardTo(runtime: Runtime, ctx: Context, endpoint: Endpoint, route: Route, model: string): void {
-  const upstream = runtime.upstreams.get(route.upstream)!;
-  upstream.forward(ctx, UPSTREAM_PATH[endpoint], upstream.format.requestBody(ctx, route.upstreamModel ?? model));
-}
-
-/**
- * Failures that say the backends could not answer, not that the request is
- * wrong: a fallback may. A 4xx only with a code the route names (failoverOn).
- */
-const fallsBack = (err: unknown, failoverOn: readonly string[]): boolean => isGatewayError(err) && (
-  err.reason === 'upstream_error' || err.reason === 'upstream_unavailable' || err.reason === 'upstream_timeout'
-  || (err.reason === 'upstream_rejected' && (err.status === 429 || (err.details?.backendCode !== undefined && failoverOn.includes(err.details.backendCode)))));
-
-/**
- * The route's fallback models, tried in order: each with its own route (upstream,
- * format, dialect), if the key may use it and its dialect takes this request's
- * messages. The answer then names the model that answered, and its usage is charged to it.
- */
-function fallbackTo(runtime: Runtime, ctx: Context, endpoint: Endpoint, left: string[]): (err: unknown) => boolean {
-  const { dialect, failoverOn } = ctx.route!;
-  return (err) => {
-    if (!fallsBack(err, failoverOn) || ctx.closed) return false;
-    for (let id = left.shift(); id !== undefined; id = left.shift()) {
-      const next = runtime.routes.resolve(id, endpoint, ctx.version);
-      if (next === undefined || !ctx.principal!.mayUse(id) || (dialect === 'openai' && next.dialect !== 'openai')) continue;
-      runtime.fleet.fellBack(ctx.route!.upstream, id);
-      ctx.model = id;
-      ctx.route = next;
-      forwardTo(runtime, ctx, endpoint, next, id);
-      return true;
-    }
-    return false;
-  };
-}
-
-/** Failures of a stream under way that a fallback could make good: cut, broken off with an error event, or stalled. */
-const CUT = new Set(['upstream_error', 'upstream_timeout']);
-
-/**
- * Continues a stream cut after content was sent: the first remaining fallback
- * whose route takes an assistant prefix gets the conversation with the text
- * relayed so far as a final assistant message, and its events go on under the
- * same completion id. Only text of one choice is continued.
- */
-function continueOn(runtime: Runtime, ctx: Context, left: string[]): (err: unknown) => boolean {
-  return (err) => {
-    const f = ctx.forwarding;
-    const prefix = f.relayedText;
-    if (ctx.closed || prefix === undefined || prefix === '' || !isGatewayError(err) || !CUT.has(err.reason)) return false;
-    for (let id = left.shift(); id !== undefined; id = left.shift()) {
-      const next = runtime.routes.resolve(id, 'chat', ctx.version);
-      const upstream = next && runtime.upstreams.get(next.upstream);
-      if (next?.assistantPrefix === undefined || upstream?.format !== openaiFormat || !ctx.principal!.mayUse(id)) continue;
-      runtime.fleet.fellBack(ctx.route!.upstream, id);
-      f.relayedText = undefined;
-      f.continuation = { prefixTokens: estimateTokens(prefix.length), cause: err, charsAtStart: f.streamedChars };
-      ctx.model = id;
-      ctx.route = next;
-      const body = JSON.parse(upstream.format.requestBody(ctx, next.upstreamModel ?? id)) as { messages: unknown[] };
-      body.messages.push({ role: 'assistant', content: prefix });
-      upstream.forward(ctx, UPSTREAM_PATH.chat, JSON.stringify({ ...body, ...next.assistantPrefix.params }));
-      return true;
-    }
-    return false;
-  };
 }
 
 export async function chatCompletions(req: Request, res: Response, next: NextFunction): Promise<void> {

@@ -3,9 +3,8 @@
 // `scored` picker weighs queue, KV cache and prefix locality. A leaf like
 // schema.ts: it imports nothing from the core.
 import { z } from 'zod';
+import { intLike } from './values';
 
-const count = (min: number, max: number) =>
-  z.preprocess((v) => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v), z.number().int().min(min).max(max));
 
 export const ENGINE_FLAVOURS = ['vllm', 'sglang', 'tgi', 'llamacpp'] as const;
 
@@ -13,13 +12,13 @@ export const ENGINE_FLAVOURS = ['vllm', 'sglang', 'tgi', 'llamacpp'] as const;
 export const engineMetricsSchema = z.strictObject({
   path: z.string().regex(/^\/[^\s?#]*$/, 'must be a path starting with /').default('/metrics'),
   flavour: z.enum(ENGINE_FLAVOURS).default('vllm'),
-  intervalMs: count(10, 60_000).default(50),
+  intervalMs: intLike(10, 60_000).default(50),
   /** Older data counts as saturated; default four intervals. */
-  staleAfterMs: count(20, 600_000).optional(),
+  staleAfterMs: intLike(20, 600_000).optional(),
   /** One scrape's bound; default the staleness bound. */
-  timeoutMs: count(5, 60_000).optional(),
+  timeoutMs: intLike(5, 60_000).optional(),
   /** The largest exposition read; a bigger one is a failed scrape. */
-  maxBytes: count(1024, 64 * 1024 ** 2).default(4 * 1024 ** 2),
+  maxBytes: intLike(1024, 64 * 1024 ** 2).default(4 * 1024 ** 2),
 }).refine((m) => m.staleAfterMs === undefined || m.staleAfterMs > m.intervalMs, { message: 'staleAfterMs must be longer than intervalMs', path: ['staleAfterMs'] });
 
 export type EngineMetricsConfig = z.infer<typeof engineMetricsSchema>;
@@ -27,7 +26,7 @@ export type EngineMetricsConfig = z.infer<typeof engineMetricsSchema>;
 /** How the `scored` picker filters and ranks endpoints. */
 export const scoringSchema = z.strictObject({
   /** Waiting requests (the engine's queue plus what Sluice sent since the last scrape) over this: saturated. */
-  queueThreshold: count(0, 100_000).default(5),
+  queueThreshold: intLike(0, 100_000).default(5),
   /** KV-cache use (0 to 1) over this: saturated. */
   kvCacheThreshold: z.number().min(0).max(1).default(0.8),
   weights: z.strictObject({
@@ -37,11 +36,11 @@ export const scoringSchema = z.strictObject({
   }).prefault({}),
   prefix: z.strictObject({
     /** Characters of the prompt per hashed block. */
-    blockChars: count(16, 65_536).default(128),
+    blockChars: intLike(16, 65_536).default(128),
     /** Blocks looked at per request (the prompt beyond them is not matched). */
-    maxBlocks: count(1, 4096).default(256),
+    maxBlocks: intLike(1, 4096).default(256),
     /** Block hashes remembered per endpoint, least recently used evicted first. */
-    entriesPerEndpoint: count(1, 10_000_000).default(50_000),
+    entriesPerEndpoint: intLike(1, 10_000_000).default(50_000),
   }).prefault({}),
 }).prefault({});
 

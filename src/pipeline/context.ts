@@ -35,12 +35,20 @@ export interface CallInFlight {
   interrupt(err: GatewayError): void;
 }
 
+/** A request's fallback models, as the reply asks for them when the backends fail (api/forward.ts). */
+export interface Fallbacks {
+  /** Nothing reached the client yet: sends the request to the next fallback; false when none may take it. */
+  tryNext(err: unknown): boolean;
+  /** A stream cut after content was sent: continues it on a fallback, at most once; false when none may. */
+  continueStream(err: unknown): boolean;
+}
+
 const nothing = (): void => undefined;
 
 /**
  * How far the forwarding of one request got, and the handles to end it: the
- * core's, not the plugins'. Handles are objects with methods, never closures
- * made per request: a per-request closure stored here kept each request's
+ * core's, not the plugins'. Handles made per request are objects with
+ * methods, not closures: a per-request closure stored here kept each request's
  * whole graph alive through a minor GC (measured: 8.5 KB promoted per
  * request, a third of the gateway's CPU spent in the collector).
  */
@@ -60,15 +68,13 @@ export class Forwarding {
   settled = false;
   /** Hands an error to the error middleware (set by the router before forwarding). */
   fail: (err: unknown) => void = nothing;
-  /** Set by the router: sends the request on to the route's next fallback model; false when none may take it. */
-  fallback?: (err: unknown) => boolean;
+  /** Set by the router when the route has fallback models. */
+  fallbacks?: Fallbacks;
   /** The assistant text relayed so far: kept only when the route may continue a cut stream (one choice, text only). */
   relayedText?: string;
   /** The client's stream id and created, as the transformer first sent them. */
   streamId?: string;
   streamCreated = 0;
-  /** Set by the router when the route continues cut streams: the rest of the answer from a fallback; false when none may. */
-  continueStream?: (err: unknown) => boolean;
   /** Set once the upstream's total deadline (timeouts.totalMs) is armed for this request. */
   deadline = false;
   /** A continuation under way: the prefix's tokens, the failure it stands in for, and how much was relayed when it began. */

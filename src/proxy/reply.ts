@@ -51,11 +51,9 @@ export function createReply(pipeline: Pipeline, logger: Logger): Reply {
       const f = ctx.forwarding;
       if (f.settled) return;
       // Nothing has reached the client yet: a fallback model may still answer.
-      if (!ctx.res.headersSent && f.fallback?.(err)) return;
+      if (!ctx.res.headersSent && f.fallbacks?.tryNext(err)) return;
       // Cut after content was sent: a fallback may continue it, once.
-      const goOn = f.streaming ? f.continueStream : undefined;
-      f.continueStream = undefined;
-      if (goOn?.(err)) return;
+      if (f.streaming && f.fallbacks?.continueStream(err)) return;
       // A continuation that added nothing: the client hears of the original failure, not the fallback's.
       if (f.continuation !== undefined && f.streamedChars === f.continuation.charsAtStart) err = f.continuation.cause;
       f.settled = true;

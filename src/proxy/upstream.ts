@@ -91,8 +91,7 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
     const f = ctx.forwarding;
     f.deadline = true;
     const timer = setTimeout(() => {
-      f.fallback = undefined;
-      f.continueStream = undefined;
+      f.fallbacks = undefined;
       reply.fail(ctx, upstreamTimeout(name, f.streaming ? 'stream' : 'head'));
     }, Math.max(0, totalMs - ctx.elapsed()));
     ctx.res.once('close', () => clearTimeout(timer));

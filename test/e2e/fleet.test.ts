@@ -6,6 +6,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startBackend, type Backend } from '../support/backends';
+import { startJsonServer } from '../support/json-server';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post, postSse } from '../support/http';
 import { expectError } from '../support/errors';
@@ -15,10 +16,8 @@ interface Served { url: string; port: number; close(): Promise<void> }
 
 /** A one-purpose backend on loopback: `handle` answers each request once its body is read. */
 async function serve(handle: (req: IncomingMessage, res: ServerResponse) => void, port = 0): Promise<Served> {
-  const server = createServer((req, res) => { req.resume(); req.on('end', () => handle(req, res)); });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  const bound = (server.address() as AddressInfo).port;
-  return { url: `http://127.0.0.1:${bound}/v1`, port: bound, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  const s = await startJsonServer((req, res) => handle(req, res), port);
+  return { url: s.base, port: s.port, close: s.close };
 }
 
 /** A chat completion whose message says `content`. */

@@ -13,8 +13,8 @@
 //   reset-*     destroys the connection before any answer
 // SSE answers send `events` content events `gapMs` apart; every event's send
 // time is recorded so tests can compare it with arrival at the client.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startJsonServer } from './json-server';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export interface RecordedRequest {
   method: string;
@@ -58,21 +58,13 @@ function send(res: ServerResponse, status: number, body: unknown, replies?: stri
 
 export async function startBackend(options: BackendOptions): Promise<Backend> {
   const backend: Backend = { url: '', base: '', requests: [], sentAt: [], sentData: [], replies: [], aborted: 0, options, close: async () => undefined };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      let body: any;
-      try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { body = undefined; }
-      backend.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-      void handle(backend, req, res, body);
-    });
+  const server = await startJsonServer((req, res, body) => {
+    backend.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+    void handle(backend, req, res, body);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  backend.url = `http://127.0.0.1:${port}`;
-  backend.base = `${backend.url}/v1`;
-  backend.close = () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
+  backend.url = server.url;
+  backend.base = server.base;
+  backend.close = server.close;
   return backend;
 }
 

@@ -6,8 +6,8 @@
 // makes a cached prompt's first event come sooner, and a vLLM-style /metrics.
 // Time is real (timers), so a test or a benchmark sees real queueing.
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { startJsonServer } from './json-server';
 
 export interface EngineSimOptions {
   slots?: number;
@@ -137,7 +137,7 @@ export async function startEngineSim(opts: EngineSimOptions = {}): Promise<Engin
     ].join('\n');
   };
 
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const server = await startJsonServer((req: IncomingMessage, res: ServerResponse, body: any) => {
     if (req.method === 'GET' && req.url === '/metrics') {
       stats.metricsScrapes++;
       if (metricsMode === 'hang') { hung.add(res); res.on('close', () => hung.delete(res)); return; }
@@ -147,32 +147,24 @@ export async function startEngineSim(opts: EngineSimOptions = {}): Promise<Engin
       res.end(text);
       return;
     }
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      const prompt = (body.messages as Array<{ role: string; content: unknown }>).map((m) => `${m.role}: ${typeof m.content === 'string' ? m.content : JSON.stringify(m.content)}\n`).join('');
-      stats.requests++;
-      const job: Job = { prompt, body, res, reserved: tokensOf(prompt.length) + o.outputTokens, gone: false };
-      res.on('close', () => { job.gone = true; finish(job); });
-      queue.push(job);
-      admit();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+    const prompt = (body.messages as Array<{ role: string; content: unknown }>).map((m) => `${m.role}: ${typeof m.content === 'string' ? m.content : JSON.stringify(m.content)}\n`).join('');
+    stats.requests++;
+    const job: Job = { prompt, body, res, reserved: tokensOf(prompt.length) + o.outputTokens, gone: false };
+    res.on('close', () => { job.gone = true; finish(job); });
+    queue.push(job);
+    admit();
+  }, opts.port);
   return {
-    url: `http://127.0.0.1:${port}`,
-    base: `http://127.0.0.1:${port}/v1`,
-    port,
+    url: server.url,
+    base: server.base,
+    port: server.port,
     waiting: () => queue.filter((j) => !j.gone).length,
     running: () => active.size,
     stats,
     setMetrics: (mode) => { metricsMode = mode; },
-    close: () => new Promise<void>((resolve) => {
+    close: () => {
       for (const job of active) clearTimeout(job.timer);
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+      return server.close();
+    },
   };
 }

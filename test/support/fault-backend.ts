@@ -3,8 +3,8 @@
 // repeats), so a test says "500 once, then healthy" as ['status-500', 'ok'].
 // Every answer's text names the backend (`<name>-0 <name>-1 ...`), so a test
 // can tell which backend answered and which words a client got from each.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { startJsonServer } from './json-server';
 
 export type Fault =
   | { kind: 'ok'; firstEventMs?: number; gapMs?: number; words?: number; noDone?: boolean; malformed?: boolean }
@@ -36,30 +36,22 @@ export const status = (code: number, extra: Omit<Extract<Fault, { kind: 'status'
 
 export async function startFaultBackend(name: string, port = 0, ...faults: Fault[]): Promise<FaultBackend> {
   let plan: Fault[] = faults.length > 0 ? faults : [ok];
-  const sockets = new Set<Socket>();
   const backend: FaultBackend = {
     name, base: '', port: 0, bodies: [], arrivals: [],
     script: (...next) => { plan = next.length > 0 ? next : [ok]; },
     close: async () => undefined,
   };
-  const server = createServer((req, res) => {
+  const server = await startJsonServer((req, res, body = {}) => {
     // An active health check (GET, any path): the backend is up.
     if (req.method === 'GET') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
-      backend.bodies.push(body);
-      backend.arrivals.push(Date.now());
-      const fault = plan.length > 1 ? plan.shift()! : plan[0];
-      void answer(name, req, res, body, fault);
-    });
-  });
-  server.on('connection', (s) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  backend.port = (server.address() as AddressInfo).port;
-  backend.base = `http://127.0.0.1:${backend.port}/v1`;
-  backend.close = () => new Promise((resolve) => { for (const s of sockets) s.destroy(); server.close(() => resolve()); });
+    backend.bodies.push(body);
+    backend.arrivals.push(Date.now());
+    const fault = plan.length > 1 ? plan.shift()! : plan[0];
+    void answer(name, req, res, body, fault);
+  }, port);
+  backend.port = server.port;
+  backend.base = server.base;
+  backend.close = server.close;
   return backend;
 }
 

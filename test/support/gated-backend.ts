@@ -5,8 +5,8 @@
 //   hold-*    the head and a first event (JSON: nothing), then waits for release()
 //   hang-*    the head and a first event, then silence until the gateway gives up
 // Usage is prompt 11 plus max_tokens (or `events`) completion tokens.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startJsonServer } from './json-server';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export interface GatedBackend {
   url: string;
@@ -79,20 +79,10 @@ export async function startGatedBackend(options: { events?: number; gapMs?: numb
     res.end('data: [DONE]\n\n');
   }
 
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      let body: any;
-      try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { body = undefined; }
-      void handle(req, res, body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const server = await startJsonServer((req, res, body) => void handle(req, res, body));
   const backend: GatedBackend = {
-    url: `http://127.0.0.1:${port}`,
-    base: `http://127.0.0.1:${port}/v1`,
+    url: server.url,
+    base: server.base,
     seen: [],
     max,
     open: (group = ALL) => open.get(group) ?? 0,
@@ -110,7 +100,7 @@ export async function startGatedBackend(options: { events?: number; gapMs?: numb
         check();
       });
     },
-    close: () => new Promise((resolve) => { for (const r of held.splice(0)) r(); server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () => { for (const r of held.splice(0)) r(); return server.close(); },
   };
   return backend;
 }

@@ -13,8 +13,9 @@
 //   no-done       a complete stream (finish reason, usage) closed without [DONE]
 //   bad-event     a stream with one event that is not JSON between healthy ones
 //   ok            a plain answer
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { startJsonServer } from './json-server';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 
 export interface HostileBackend {
   base: string;
@@ -87,18 +88,9 @@ export async function startHostileBackend(opts: { hugeBytes?: number; holdMs?: n
     }
   };
 
-  const server = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (c: Buffer) => parts.push(c));
-    req.on('end', () => {
-      let body: any;
-      try { body = JSON.parse(Buffer.concat(parts).toString('utf8')); } catch { body = undefined; }
-      handle(req, res, body);
-    });
-  });
-  server.on('connection', (s: Socket) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  backend.base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-  backend.close = () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
+  const server = await startJsonServer(handle);
+  server.server.on('connection', (s: Socket) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  backend.base = server.base;
+  backend.close = server.close;
   return backend;
 }

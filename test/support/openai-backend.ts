@@ -9,8 +9,8 @@
 // Usage:
 //   const backend = await startOpenAIBackend();
 //   upstreams: { b: { url: backend.base, format: 'openai' } }
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startJsonServer } from './json-server';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answerFor, completionChunks, completionJson } from './openai-answers';
 import type { RecordedRequest } from './backends';
 
@@ -84,28 +84,19 @@ function handle(req: IncomingMessage, res: ServerResponse, body: any): void {
 
 export async function startOpenAIBackend(): Promise<OpenAIBackend> {
   const requests: RecordedRequest[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      let body: any;
-      try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { body = undefined; }
-      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-      handle(req, res, body);
-    });
+  const server = await startJsonServer((req, res, body) => {
+    requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+    handle(req, res, body);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const url = `http://127.0.0.1:${port}`;
   return {
-    url,
-    base: `${url}/v1`,
+    url: server.url,
+    base: server.base,
     requests,
     last: (suffix = '') => {
       const found = requests.filter((r) => r.url.endsWith(suffix)).at(-1);
       if (!found) throw new Error(`the backend received no request to *${suffix}`);
       return found;
     },
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: server.close,
   };
 }

@@ -1,0 +1,98 @@
+// Sending a routed request to its upstream, and to the route's fallback
+// models when its backends cannot answer: before anything reached the
+// client, the next fallback that may take it; after a stream was cut, one
+// that continues it from the text already sent (routes[].continueOnFailure).
+import type { Endpoint } from '../config/schema';
+import { isGatewayError } from '../errors';
+import type { Context, Fallbacks } from '../pipeline/context';
+import { openaiFormat } from '../proxy/formats/openai';
+import { estimateTokens } from '../proxy/usage';
+import type { Route } from '../routing/routes';
+import type { Runtime } from '../runtime';
+
+const UPSTREAM_PATH: Record<Endpoint, string> = { chat: '/chat/completions', images: '/images/generations' };
+
+export function forwardTo(runtime: Runtime, ctx: Context, endpoint: Endpoint, route: Route, model: string): void {
+  const upstream = runtime.upstreams.get(route.upstream)!;
+  upstream.forward(ctx, UPSTREAM_PATH[endpoint], upstream.format.requestBody(ctx, route.upstreamModel ?? model));
+}
+
+/**
+ * Failures that say the backends could not answer, not that the request is
+ * wrong: a fallback may. A 4xx only with a code the route names (failoverOn).
+ */
+const fallsBack = (err: unknown, failoverOn: readonly string[]): boolean => isGatewayError(err) && (
+  err.reason === 'upstream_error' || err.reason === 'upstream_unavailable' || err.reason === 'upstream_timeout'
+  || (err.reason === 'upstream_rejected' && (err.status === 429 || (err.details?.backendCode !== undefined && failoverOn.includes(err.details.backendCode)))));
+
+/** Failures of a stream under way that a fallback could make good: cut, broken off with an error event, or stalled. */
+const CUT = new Set(['upstream_error', 'upstream_timeout']);
+
+/**
+ * One request's fallback models, tried in order, each with its own route
+ * (upstream, format, dialect), if the key may use it and its dialect takes
+ * the request's messages. One list for both uses: a fallback tried before the
+ * stream began is not asked again to continue it. An object on the context,
+ * not closures (see Forwarding).
+ */
+export class FallbackChain implements Fallbacks {
+  private readonly left: string[];
+  private readonly dialect: Route['dialect'];
+  private readonly failoverOn: readonly string[];
+  /** Whether a cut stream may still be continued: once, and only the text of one choice. */
+  private continues: boolean;
+
+  constructor(private readonly runtime: Runtime, private readonly ctx: Context, private readonly endpoint: Endpoint, route: Route) {
+    this.left = [...route.fallbacks];
+    this.dialect = route.dialect;
+    this.failoverOn = route.failoverOn;
+    this.continues = route.continueOnFailure && ctx.stream && ctx.chat !== undefined && (ctx.chat.model_params.n ?? 1) === 1;
+    if (this.continues) ctx.forwarding.relayedText = '';
+  }
+
+  /** Nothing reached the client yet: the next fallback answers instead. The answer names it, and its usage is charged to it. */
+  tryNext(err: unknown): boolean {
+    const { ctx, runtime } = this;
+    if (!fallsBack(err, this.failoverOn) || ctx.closed) return false;
+    for (let id = this.left.shift(); id !== undefined; id = this.left.shift()) {
+      const next = runtime.routes.resolve(id, this.endpoint, ctx.version);
+      if (next === undefined || !ctx.principal!.mayUse(id) || (this.dialect === 'openai' && next.dialect !== 'openai')) continue;
+      runtime.fleet.fellBack(ctx.route!.upstream, id);
+      ctx.model = id;
+      ctx.route = next;
+      forwardTo(runtime, ctx, this.endpoint, next, id);
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * A stream cut after content was sent: the first remaining fallback whose
+   * route takes an assistant prefix gets the conversation with the text
+   * relayed so far as a final assistant message, and its events go on under
+   * the same completion id.
+   */
+  continueStream(err: unknown): boolean {
+    const { ctx, runtime } = this;
+    const f = ctx.forwarding;
+    const prefix = f.relayedText;
+    if (!this.continues) return false;
+    this.continues = false;
+    if (ctx.closed || prefix === undefined || prefix === '' || !isGatewayError(err) || !CUT.has(err.reason)) return false;
+    for (let id = this.left.shift(); id !== undefined; id = this.left.shift()) {
+      const next = runtime.routes.resolve(id, 'chat', ctx.version);
+      const upstream = next && runtime.upstreams.get(next.upstream);
+      if (next?.assistantPrefix === undefined || upstream?.format !== openaiFormat || !ctx.principal!.mayUse(id)) continue;
+      runtime.fleet.fellBack(ctx.route!.upstream, id);
+      f.relayedText = undefined;
+      f.continuation = { prefixTokens: estimateTokens(prefix.length), cause: err, charsAtStart: f.streamedChars };
+      ctx.model = id;
+      ctx.route = next;
+      const body = JSON.parse(upstream.format.requestBody(ctx, next.upstreamModel ?? id)) as { messages: unknown[] };
+      body.messages.push({ role: 'assistant', content: prefix });
+      upstream.forward(ctx, UPSTREAM_PATH.chat, JSON.stringify({ ...body, ...next.assistantPrefix.params }));
+      return true;
+    }
+    return false;
+  }
+}
