@@ -1,8 +1,11 @@
 // `npm run bench`: the gateway (default chain on) against the backend directly
 // and against a bare node:http pass-through proxy, in one run, interleaved;
-// and the gateway with server.workers: 2 beside it for throughput and RSS.
-// The load generator runs in a process of its own (bench/load.ts), so the
-// CPU each party used during a throughput run is reported with it.
+// and the gateway at 1 and at 2 workers beside it for scaling and RSS.
+// The load generator runs in a process of its own (bench/generator.ts: wrk
+// when installed), so the CPU each party used during a throughput run is
+// reported with it. For scaling, each worker gets a share of a core
+// (BENCH_WORKER_SHARE, 0.75 by default) in a cgroup with a CPU quota, so that
+// on a small machine the load generator and the backend keep the rest.
 // Prints a table and writes bench/results/<date>.json. Quick mode for a smoke
 // run: BENCH_QUICK=1. Compare ratios within one run; absolute numbers vary.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,6 +16,8 @@ import { join } from 'node:path';
 import { concurrentStreams, latencies, percentile, streamOnce, type ConcurrencyResult } from './client';
 import { cpuPerRequest, processTree, rssMb, treeCpuMicros } from './cpu';
 import { benchConfig, BENCH_KEY } from './config';
+import { cpuQuota, type CpuQuota } from './cgroup';
+import { generator, runLoad } from './generator';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const autocannon = require('autocannon') as (opts: object) => Promise<{ requests: { average: number; total: number }; non2xx: number; errors: number }>;
@@ -47,13 +52,19 @@ const baselineDir = process.env.BENCH_BASELINE;
 
 type Proc = { child: ChildProcess; port: number };
 
-async function startGateway(backendPort: number, serverJs = join(dist, '..', 'src', 'server.js'), workers = 1): Promise<{ child: ChildProcess; port: number }> {
+/** Each worker's share of a core in the scaling runs. */
+const workerShare = Number(process.env.BENCH_WORKER_SHARE ?? 0.75);
+const quotas: CpuQuota[] = [];
+
+async function startGateway(backendPort: number, { serverJs = join(dist, '..', 'src', 'server.js'), workers = 1, quota }: { serverJs?: string; workers?: number; quota?: CpuQuota } = {}): Promise<Proc> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   const file = join(dir, 'gateway.yaml');
   writeFileSync(file, benchConfig(backendPort, workers));
   // The same Node flags as `npm start` and the image: the gateway is measured as it runs in production.
-  const child = spawn(process.execPath, ['--max-semi-space-size=32', serverJs], {
+  const argv: [string, string[]] = [process.execPath, ['--max-semi-space-size=32', serverJs]];
+  const [cmd, args] = quota ? quota.wrap(...argv) : argv;
+  const child = spawn(cmd, args, {
     env: { ...process.env, GATEWAY_CONFIG: file, PORT: String(port), LOG_LEVEL: process.env.LOG_LEVEL ?? 'info' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -74,8 +85,14 @@ async function main(): Promise<void> {
   const backend = await startChild('backend.js', []);
   const bare = await startChild('bare-proxy.js', [String(backend.port)]);
   const gateway = await startGateway(backend.port);
-  const baseline = baselineDir ? await startGateway(backend.port, join(baselineDir, 'dist', 'src', 'server.js')) : undefined;
-  const workers2 = await startGateway(backend.port, undefined, 2);
+  const baseline = baselineDir ? await startGateway(backend.port, { serverJs: join(baselineDir, 'dist', 'src', 'server.js') }) : undefined;
+  // The scaling pair: 1 and 2 workers, each worker with its share of a core.
+  const quota1 = cpuQuota('sluice-bench-1', workerShare);
+  const quota2 = quota1 && cpuQuota('sluice-bench-2', 2 * workerShare);
+  quotas.push(...[quota1, quota2].filter((q): q is CpuQuota => q !== undefined));
+  const workers1 = await startGateway(backend.port, { quota: quota2 && quota1 });
+  const workers2 = await startGateway(backend.port, { workers: 2, quota: quota2 });
+  const workers1Url = `http://127.0.0.1:${workers1.port}/v1/chat/completions`;
   const workers2Url = `http://127.0.0.1:${workers2.port}/v1/chat/completions`;
   const targets = {
     direct: `http://127.0.0.1:${backend.port}/v1/chat/completions`,
@@ -92,7 +109,7 @@ async function main(): Promise<void> {
 
   // Warm up every path (JIT, connection pools); the workers' gateway over many connections, so both workers get theirs.
   for (const n of names) await latencies(targets[n], chat, headers, quick ? 200 : 1000);
-  await autocannon({ url: workers2Url, method: 'POST', headers, body: chat, connections: 32, amount: quick ? 2_000 : 8_000 });
+  for (const url of [workers1Url, workers2Url]) await autocannon({ url, method: 'POST', headers, body: chat, connections: 32, amount: quick ? 2_000 : 8_000 });
 
   process.stderr.write('cpu per request...\n');
   const cpu = await measureCpu(bare, gateway, baseline, headers, chat, streamBody(20, 0));
@@ -104,13 +121,9 @@ async function main(): Promise<void> {
   const duration = quick ? 2 : 5;
   const parties = (gw: Proc) => ({ gateway: processTree(gw.child.pid!), backend: [backend.child.pid!] });
   for (let round_ = 0; round_ < (quick ? 1 : 3); round_++) {
-    for (const n of names) {
-      const r = n === 'gateway' ? await loadRun(targets[n], headers, chat, duration, parties(gateway)) : await loadRun(targets[n], headers, chat, duration, {});
-      if (n === 'gateway') scaling.one.push(r);
-      rps[n].push(r.rps);
-    }
-    const two = await loadRun(workers2Url, headers, chat, duration, parties(workers2));
-    scaling.two.push(two);
+    for (const n of names) rps[n].push((await loadRun(targets[n], headers, chat, duration, {})).rps);
+    scaling.one.push(await loadRun(workers1Url, headers, chat, duration, parties(workers1)));
+    scaling.two.push(await loadRun(workers2Url, headers, chat, duration, parties(workers2)));
     if (baseline) baselineRps.push((await loadRun(`http://127.0.0.1:${baseline.port}/v1/chat/completions`, headers, chat, duration, {})).rps);
   }
   const workers2LoadedRss = rssMb(processTree(workers2.child.pid!));
@@ -151,7 +164,8 @@ async function main(): Promise<void> {
     quick,
     cpuMicrosPerRequest: cpu,
     throughput: { direct: round(mean(rps.direct), 0), bare: round(mean(rps.bare), 0), gateway: round(mean(rps.gateway), 0), gatewayOverBare: round(mean(rps.gateway) / mean(rps.bare), 2), ...(baseline ? { baseline: round(mean(baselineRps), 0), baselineOverBare: round(mean(baselineRps) / mean(rps.bare), 2) } : {}) },
-    workers: workersSummary(scaling),
+    loadGenerator: generator,
+    workers: { ...workersSummary(scaling), coresPerWorker: quota2 ? workerShare : 'all (no cgroup: the load generator and backend share the cores)' },
     latencyMs: Object.fromEntries(names.map((n) => [n, { p50: round(percentile(lat[n], 50)), p99: round(percentile(lat[n], 99)) }])),
     addedLatencyMs: { p50: added(lat, 50), p99: added(lat, 99), bareP50: round(percentile(lat.bare, 50) - percentile(lat.direct, 50)), bareP99: round(percentile(lat.bare, 99) - percentile(lat.direct, 99)) },
     stream: {
@@ -193,7 +207,7 @@ function formatTable(r: any, met: Record<string, boolean>): string {
     ['event gap p99, ms (20 ms paced)', r.stream.gapMs.direct.p99, r.stream.gapMs.bare.p99, r.stream.gapMs.gateway.p99, r.stream.addedGapMs.p99],
     ...[128, 512].map((n) => [`${n} streams: stalled/failed`, ...['direct', 'bare', 'gateway'].map((t) => `${r.concurrency[n][t].stalled}/${r.concurrency[n][t].failed}`), '']),
     ...[128, 512].map((n) => [`${n} streams: worst gap / first event, ms`, ...['direct', 'bare', 'gateway'].map((t) => `${r.concurrency[n][t].maxGapMs} / ${r.concurrency[n][t].maxFirstEventMs}`), '']),
-    ['gateway throughput at 2 workers, req/s', '', '', r.workers.two.rps, `${r.workers.twoOverOne} x 1 worker`],
+    [`gateway at 1 / 2 workers, req/s (${typeof r.workers.coresPerWorker === 'number' ? `${r.workers.coresPerWorker} core each` : 'no quota'})`, '', '', `${r.workers.one.rps} / ${r.workers.two.rps}`, `${r.workers.twoOverOne} x 1 worker`],
     ['CPU cores in use at 1 / 2 workers: gateway', '', '', `${r.workers.one.cores.gateway} / ${r.workers.two.cores.gateway}`, 'all its processes'],
     ['CPU cores in use at 1 / 2 workers: load, backend', '', '', `${r.workers.one.cores.load}, ${r.workers.one.cores.backend} / ${r.workers.two.cores.load}, ${r.workers.two.cores.backend}`, ''],
     ['gateway req/s per gateway core at 1 / 2 workers', '', '', `${r.workers.one.rpsPerCore} / ${r.workers.two.rpsPerCore}`, ''],
@@ -210,7 +224,7 @@ function formatTable(r: any, met: Record<string, boolean>): string {
   const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   const table = [line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
   const checks = Object.entries(met).map(([k, v]) => `${v ? 'met ' : 'MISS'}  ${k}`).join('\n');
-  return `Sluice benchmark ${r.date} — ${r.machine.cpus} x ${r.machine.cpu}, ${r.machine.memGiB} GiB, Node ${r.machine.node}${r.quick ? ' (quick)' : ''}\n\n${table}\n\n${checks}\n`;
+  return `Sluice benchmark ${r.date} — ${r.machine.cpus} x ${r.machine.cpu}, ${r.machine.memGiB} GiB, Node ${r.machine.node}, load from ${r.loadGenerator}${r.quick ? ' (quick)' : ''}\n\n${table}\n\n${checks}\n`;
 }
 
 interface LoadRun {
@@ -223,23 +237,14 @@ interface LoadRun {
  * One fixed-length load run from the load generator's own process, at 32
  * connections, with the CPU cores each named party (and the generator) used.
  */
-function loadRun(url: string, headers: Record<string, string>, body: string, duration: number, watched: Record<string, number[]>): Promise<LoadRun> {
-  return new Promise((resolve, reject) => {
-    const before = Object.fromEntries(Object.entries(watched).map(([k, pids]) => [k, treeCpuMicros(pids)]));
-    const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, [join(dist, 'load.js'), JSON.stringify({ url, method: 'POST', headers, body, connections: 32, duration })], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
-    child.once('exit', (code) => {
-      const wallMicros = Number(process.hrtime.bigint() - started) / 1000;
-      if (code !== 0) return reject(new Error(`load generator exited with ${code}`));
-      const r = JSON.parse(out) as { average: number; non2xx: number; errors: number; cpuMicros: number };
-      if (r.non2xx > 0 || r.errors > 0) return reject(new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors under load`));
-      const cores: Record<string, number> = { load: round(r.cpuMicros / (duration * 1e6), 2) };
-      for (const [k, pids] of Object.entries(watched)) cores[k] = round((treeCpuMicros(pids) - before[k]) / wallMicros, 2);
-      resolve({ rps: r.average, cores });
-    });
-  });
+async function loadRun(url: string, headers: Record<string, string>, body: string, duration: number, watched: Record<string, number[]>): Promise<LoadRun> {
+  const before = Object.fromEntries(Object.entries(watched).map(([k, pids]) => [k, treeCpuMicros(pids)]));
+  const started = process.hrtime.bigint();
+  const r = await runLoad(url, headers, body, duration, 32);
+  const wallMicros = Number(process.hrtime.bigint() - started) / 1000;
+  const cores: Record<string, number> = { load: round(r.cpuMicros / wallMicros, 2) };
+  for (const [k, pids] of Object.entries(watched)) cores[k] = round((treeCpuMicros(pids) - before[k]) / wallMicros, 2);
+  return { rps: r.rps, cores };
 }
 
 function workersSummary(runs: Record<'one' | 'two', LoadRun[]>) {
@@ -284,10 +289,14 @@ async function measureCpu(bare: Proc, gateway: Proc, baseline: Proc | undefined,
   return { json, stream: streamed, requests: { json: jsonCount, stream: streamCount } };
 }
 
+const removeQuotas = (): void => { setTimeout(() => { for (const q of quotas) q.remove(); }, 500); };
+
 main().then(() => {
   for (const c of children) c.kill('SIGTERM');
+  removeQuotas();
 }, (err: Error) => {
   process.stderr.write(`bench: ${err.message}\n`);
   for (const c of children) c.kill('SIGKILL');
+  removeQuotas();
   process.exitCode = 1;
 });

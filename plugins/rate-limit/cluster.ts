@@ -17,33 +17,43 @@ export const PRIMARY_TIMEOUT_MS = 2_000;
 
 type Fn = 'consume' | 'penalty' | 'reward' | 'get';
 
-interface Call { points: number; duration: number; fn: Fn; key: string; arg: number }
+/**
+ * One call as it crosses: [limiter, fn, key, points]. The limiter is named
+ * "points/duration", made once per budget. Tuples, not objects: a message
+ * carries tens of calls under load, and every call is encoded and decoded twice.
+ */
+type Call = [limiter: string, fn: Fn, key: string, arg: number];
 
-/** A RateLimiterRes as plain fields; null: nothing counted yet (get). */
-type ResFields = { remainingPoints: number; msBeforeNext: number; consumedPoints: number; isFirstInDuration: boolean } | null;
-/** `refused`: the limiter rejected with a RateLimiterRes (over budget); `error`: it failed. */
-type Answer = { res: ResFields; refused?: true } | { error: string };
+/**
+ * A RateLimiterRes as a tuple, with `refused` set when the limiter rejected
+ * with it (over budget); null: nothing counted yet (get); a string: the
+ * limiter failed with that message.
+ */
+type Answer = [remainingPoints: number, msBeforeNext: number, consumedPoints: number, isFirstInDuration: 0 | 1, refused: 0 | 1] | null | string;
 
-const fields = (r: RateLimiterRes | null): ResFields =>
-  r === null ? null : { remainingPoints: r.remainingPoints, msBeforeNext: r.msBeforeNext, consumedPoints: r.consumedPoints, isFirstInDuration: r.isFirstInDuration };
+const answerOf = (r: RateLimiterRes | null, refused: 0 | 1): Answer =>
+  r === null ? null : [r.remainingPoints, r.msBeforeNext, r.consumedPoints, r.isFirstInDuration ? 1 : 0, refused];
 
 /** The primary's side: answers each batch of calls in order. */
 export function servePrimary(primary: PrimaryLink): void {
   const limiters = new Map<string, RateLimiterMemory>();
-  const limiterOf = (points: number, duration: number): RateLimiterMemory => {
-    const id = `${points}/${duration}`;
+  const limiterOf = (id: string): RateLimiterMemory => {
     let limiter = limiters.get(id);
-    if (limiter === undefined) limiters.set(id, (limiter = new RateLimiterMemory({ points, duration, keyPrefix: '' })));
+    if (limiter === undefined) {
+      const [points, duration] = id.split('/').map(Number);
+      limiters.set(id, (limiter = new RateLimiterMemory({ points, duration, keyPrefix: '' })));
+    }
     return limiter;
   };
-  primary.handle(CHANNEL, (body) => Promise.all((body as Call[]).map(async ({ points, duration, fn, key, arg }): Promise<Answer> => {
-    const limiter = limiterOf(points, duration);
+  const run = async ([id, fn, key, arg]: Call): Promise<Answer> => {
+    const limiter = limiterOf(id);
     try {
-      return { res: fields(fn === 'get' ? await limiter.get(key) : await limiter[fn](key, arg)) };
+      return answerOf(fn === 'get' ? await limiter.get(key) : await limiter[fn](key, arg), 0);
     } catch (err) {
-      return err instanceof RateLimiterRes ? { res: fields(err), refused: true } : { error: (err as Error).message };
+      return err instanceof RateLimiterRes ? answerOf(err, 1) : (err as Error).message;
     }
-  })));
+  };
+  primary.handle(CHANNEL, (body) => Promise.all((body as Call[]).map(run)));
 }
 
 /** One per worker: gathers the calls of a tick into one message (tick-batcher.ts). */
@@ -54,21 +64,29 @@ export class CallBatcher {
     this.batcher = new TickBatcher(link, CHANNEL, PRIMARY_TIMEOUT_MS);
   }
 
-  async send(call: Call): Promise<RateLimiterRes | null> {
-    const a = await this.batcher.send(call);
-    if ('error' in a) throw new Error(a.error);
-    const res = a.res === null ? null : new RateLimiterRes(a.res.remainingPoints, a.res.msBeforeNext, a.res.consumedPoints, a.res.isFirstInDuration);
-    if (a.refused) throw res;
+  /** `later`: nothing waits on the answer (see TickBatcher). */
+  async send(call: Call, later = false): Promise<RateLimiterRes | null> {
+    const a = await this.batcher.send(call, later);
+    if (typeof a === 'string') throw new Error(a);
+    if (a === null) return null;
+    const res = new RateLimiterRes(a[0], a[1], a[2], a[3] === 1);
+    if (a[4] === 1) throw res;
     return res;
   }
 }
 
 /** A worker's limiter for one budget: counts in the primary. The calls the plugin makes, with RateLimiterMemory's answers. */
 export class ClusterLimiter {
-  constructor(readonly points: number, readonly duration: number, private readonly batcher: CallBatcher) {}
+  private readonly id: string;
+
+  constructor(readonly points: number, readonly duration: number, private readonly batcher: CallBatcher) {
+    this.id = `${points}/${duration}`;
+  }
 
   private call(fn: Fn, key: string | number, arg: number): Promise<RateLimiterRes | null> {
-    return this.batcher.send({ points: this.points, duration: this.duration, fn, key: String(key), arg });
+    // Only consume and get decide a request; a penalty or reward settles one already answered.
+    const later = fn === 'penalty' || fn === 'reward';
+    return this.batcher.send([this.id, fn, String(key), arg], later);
   }
 
   consume(key: string | number, points = 1): Promise<RateLimiterRes> {
