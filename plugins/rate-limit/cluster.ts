@@ -61,12 +61,13 @@ export class CallBatcher {
   private readonly batcher: TickBatcher<Call, Answer>;
 
   constructor(link: WorkerLink) {
-    this.batcher = new TickBatcher(link, CHANNEL, PRIMARY_TIMEOUT_MS);
+    // A key's penalties (or rewards) waiting for the same message add up to one.
+    this.batcher = new TickBatcher(link, CHANNEL, PRIMARY_TIMEOUT_MS, (into, call) => { into[3] += call[3]; });
   }
 
-  /** `later`: nothing waits on the answer (see TickBatcher). */
+  /** `later`: a penalty or reward, which nothing waits on (see TickBatcher); those of one key and budget are merged. */
   async send(call: Call, later = false): Promise<RateLimiterRes | null> {
-    const a = await this.batcher.send(call, later);
+    const a = await this.batcher.send(call, later, later ? `${call[0]}\n${call[1]}\n${call[2]}` : undefined);
     if (typeof a === 'string') throw new Error(a);
     if (a === null) return null;
     const res = new RateLimiterRes(a[0], a[1], a[2], a[3] === 1);

@@ -11,7 +11,9 @@
 // is out, a refused request's count given back) rides with the next message
 // instead of sending one of its own, or goes within LATER_MS when none is
 // sent: under load that halves the messages per request, and each message
-// costs both processes a wake-up.
+// costs both processes a wake-up. Calls sent later under the same merge key
+// while their message has not gone yet become one call (`merge`), which all
+// of them are answered with: a key's reservations settled together.
 import type { WorkerLink } from '../../src';
 
 interface Pending<A> { resolve(answer: A): void; reject(reason: unknown): void }
@@ -27,15 +29,34 @@ export class TickBatcher<C, A> {
   /** A message is out and not answered yet. */
   private inFlight = false;
   private later: NodeJS.Timeout | undefined;
+  /** Where each merge key's call sits in `calls`, until they are sent. */
+  private mergeable = new Map<string, number>();
 
-  constructor(private readonly link: WorkerLink, private readonly channel: string, private readonly timeoutMs: number) {}
+  constructor(
+    private readonly link: WorkerLink,
+    private readonly channel: string,
+    private readonly timeoutMs: number,
+    /** Folds `call` into `into`, an earlier unsent call sent later under the same key. */
+    private readonly merge?: (into: C, call: C) => void,
+  ) {}
 
   /**
    * Resolves with the primary's answer to `call`; rejects when the message
    * failed or got no answer within the timeout. Sent at the end of this turn,
    * or with `later`, with the next message and at most LATER_MS from now.
    */
-  send(call: C, later = false): Promise<A> {
+  send(call: C, later = false, mergeKey?: string): Promise<A> {
+    if (later && mergeKey !== undefined && this.merge !== undefined) {
+      const at = this.mergeable.get(mergeKey);
+      if (at !== undefined) {
+        this.merge(this.calls[at], call);
+        const earlier = this.pending[at];
+        return new Promise((resolve, reject) => {
+          this.pending[at] = { resolve: (a) => { earlier.resolve(a); resolve(a); }, reject: (e) => { earlier.reject(e); reject(e); } };
+        });
+      }
+      this.mergeable.set(mergeKey, this.calls.length);
+    }
     return new Promise((resolve, reject) => {
       this.calls.push(call);
       this.pending.push({ resolve, reject });
@@ -59,6 +80,7 @@ export class TickBatcher<C, A> {
     if (calls.length === 0 || this.inFlight) return;
     this.calls = [];
     this.pending = [];
+    this.mergeable.clear();
     this.inFlight = true;
     this.link.request<A[]>(this.channel, calls, this.timeoutMs).then(
       (answers) => batch.forEach((p, i) => p.resolve(answers[i])),

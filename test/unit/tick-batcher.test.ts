@@ -90,4 +90,22 @@ describe('TickBatcher', () => {
     link.sent[0].answer(echo([7]));
     await expect(settled).resolves.toBe('answer 7');
   });
+
+  it('merges calls sent later under one key while unsent, answering each caller, and starts afresh after the message goes', async () => {
+    const link = manualLink();
+    const batcher = new TickBatcher<number[], string>(link, 'c', 1_000, (into, call) => { into[1] += call[1]; });
+    const settles = [batcher.send([1, 5], true, 'a'), batcher.send([2, 1], true, 'b'), batcher.send([1, 7], true, 'a')];
+    const admit = batcher.send([9, 1]);
+    await turn();
+    expect(link.sent.map((s) => s.calls)).toEqual([[[1, 12], [2, 1], [9, 1]]]);
+    link.sent[0].answer(['first', 'second', 'third']);
+    await expect(Promise.all([...settles, admit])).resolves.toEqual(['first', 'second', 'first', 'third']);
+    const next = batcher.send([1, 3], true, 'a');
+    const admitAgain = batcher.send([9, 1]);
+    await turn();
+    expect(link.sent[1].calls).toEqual([[1, 3], [9, 1]]);
+    link.sent[1].fail(new Error('gone'));
+    await expect(next).rejects.toThrow('gone');
+    await expect(admitAgain).rejects.toThrow('gone');
+  });
 });
