@@ -31,7 +31,10 @@ export function isoTimeField(now = Date.now()): string {
  * `base`: fields every line carries besides `service` (a worker's pid).
  */
 export function createLogger(level: string = logLevelFromEnv(process.env), base: Record<string, unknown> = {}): Logger {
-  return pino({ level, base: { service: 'sluice', ...base }, timestamp: () => isoTimeField() }, pino.destination({ sync: false, maxWrite: PIPE_BUF }));
+  // Written at once, on this thread (pino's default): an asynchronous destination hands every write
+  // to libuv's thread pool, which measured 11 µs of CPU per access line (110 against 99 µs a request
+  // with the plugins off), and on a full pipe it waits just the same.
+  return pino({ level, base: { service: 'sluice', ...base }, timestamp: () => isoTimeField() }, pino.destination({ sync: true, maxWrite: PIPE_BUF }));
 }
 
 export type { Logger };
