@@ -50,23 +50,25 @@ const context = (fields: Record<string, unknown>): Context => ({
   ...fields,
 }) as unknown as Context;
 
+const outcome = (status: number, reason: Outcome['reason'], durationMs: number): Outcome => ({ status, reason, aborted: false, durationMs });
+
 const cases: Array<[string, Context, Outcome]> = [
-  ['refused before a key was known', context({ endpoint: 'chat', version: 'v1' }), { status: 401, reason: 'invalid_api_key', durationMs: 0.123456 } as Outcome],
+  ['refused before a key was known', context({ endpoint: 'chat', version: 'v1' }), outcome(401, 'invalid_api_key', 0.123456)],
   ['a JSON answer with usage', context({
     principal: { id: 'team-a', org: 'acme' }, endpoint: 'chat', version: 'v2', model: 'gpt-4o', route: { upstream: 'openai' }, stream: false,
     timings: { upstreamFirstByte: 12.3456 }, forwarding: { attempts: 1, skippedEvents: 0, endpoint: 'http://10.0.0.1:8000/v1' },
     usage: { prompt_tokens: 12, completion_tokens: 10, total_tokens: 22, estimated: false },
-  }), { status: 200, durationMs: 44.909 } as Outcome],
+  }), outcome(200, null, 44.909)],
   ['a stream cut by its backend, with retries and skipped events', context({
     principal: { id: 'k', org: null }, endpoint: 'chat', version: 'v1', model: 'llama', route: { upstream: 'vllm' }, stream: true,
     timings: { upstreamFirstByte: 3, firstEvent: 5.555 }, forwarding: { attempts: 3, skippedEvents: 2, endpoint: 'http://b:1/v1' },
     error: { details: { upstream: 'vllm', kind: 'stream', phase: 'stream', code: 'ECONNRESET' } },
     usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10, estimated: true },
-  }), { status: 200, reason: 'upstream_error', durationMs: 1000 } as Outcome],
+  }), outcome(200, 'upstream_error', 1000)],
   ['client text that needs escaping, clipped', context({
     id: 'client "id"\n\u2028', principal: { id: 'k' }, endpoint: 'images', version: 'v1', model: `"quoted" \\ ünïcode ${'x'.repeat(300)}`,
-  }), { status: 404, reason: 'model_not_found', durationMs: 2 } as Outcome],
-  ['an error with no upstream named', context({ endpoint: 'chat', version: 'v1', error: { details: { kind: 'connect' } } }), { status: 500, reason: 'internal_error', durationMs: Number.NaN } as Outcome],
+  }), outcome(404, 'model_not_found', 2)],
+  ['an error with no upstream named', context({ endpoint: 'chat', version: 'v1', error: { details: { kind: 'connect' } } }), outcome(500, 'internal_error', Number.NaN)],
 ];
 
 describe('access line', () => {
