@@ -53,7 +53,7 @@ const context = (fields: Record<string, unknown>): Context => ({
 const outcome = (status: number, reason: Outcome['reason'], durationMs: number): Outcome => ({ status, reason, aborted: false, durationMs });
 
 const cases: Array<[string, Context, Outcome]> = [
-  ['refused before a key was known', context({ endpoint: 'chat', version: 'v1' }), outcome(401, 'invalid_api_key', 0.123456)],
+  ['refused before a key was known', context({ endpoint: 'chat', version: 'v1' }), outcome(401, 'unauthorized', 0.123456)],
   ['a JSON answer with usage', context({
     principal: { id: 'team-a', org: 'acme' }, endpoint: 'chat', version: 'v2', model: 'gpt-4o', route: { upstream: 'openai' }, stream: false,
     timings: { upstreamFirstByte: 12.3456 }, forwarding: { attempts: 1, skippedEvents: 0, endpoint: 'http://10.0.0.1:8000/v1' },
