@@ -122,9 +122,16 @@ async function main(): Promise<void> {
   const parties = (gw: Proc) => ({ gateway: processTree(gw.child.pid!), backend: [backend.child.pid!] });
   for (let round_ = 0; round_ < (quick ? 1 : 3); round_++) {
     for (const n of names) rps[n].push((await loadRun(targets[n], headers, chat, duration, {})).rps);
-    scaling.one.push(await loadRun(workers1Url, headers, chat, duration, parties(workers1)));
-    scaling.two.push(await loadRun(workers2Url, headers, chat, duration, parties(workers2)));
     if (baseline) baselineRps.push((await loadRun(`http://127.0.0.1:${baseline.port}/v1/chat/completions`, headers, chat, duration, {})).rps);
+  }
+  // The scaling pair on its own, after a pause: a process that has just been under load (the gateway
+  // above) goes on collecting its garbage for a while, on the same two cores.
+  process.stderr.write('workers...\n');
+  for (let round_ = 0; round_ < (quick ? 1 : 3); round_++) {
+    await new Promise((r) => setTimeout(r, 2_000));
+    scaling.one.push(await loadRun(workers1Url, headers, chat, duration, parties(workers1)));
+    await new Promise((r) => setTimeout(r, 2_000));
+    scaling.two.push(await loadRun(workers2Url, headers, chat, duration, parties(workers2)));
   }
   const workers2LoadedRss = rssMb(processTree(workers2.child.pid!));
 

@@ -19,7 +19,6 @@ import { createReloader } from './reload';
 import { environmentProblems, logLevelFromEnv } from './env';
 import { ListenError, listen, listeningUrl } from './listen';
 import { WorkerStartError } from './cluster/protocol';
-import { useAtomicMajorGc } from './gc-mode';
 
 /** What the signals act on: one gateway, or the primary of several workers. */
 export interface Running {
@@ -125,7 +124,6 @@ function stopAndExit(running: Running, signal: string, logger: Logger): void {
 }
 
 export async function main(): Promise<void> {
-  useAtomicMajorGc();
   const envProblems = environmentProblems(process.env);
   if (envProblems.length > 0) fail(envProblems);
   const logger = createLogger(logLevelFromEnv(process.env));

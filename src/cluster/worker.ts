@@ -11,12 +11,10 @@ import { createLogger } from '../log';
 import { logLevelFromEnv } from '../env';
 import type { WorkerLink } from '../pipeline/contract';
 import { startFailure, startGateway, type RunningGateway } from '../server';
-import { useAtomicMajorGc } from '../gc-mode';
 import { IpcPeer, processPort, type IpcHandler } from './ipc';
 import { CHANNELS, type ConfigText, type Started } from './protocol';
 
 export function runWorker(): void {
-  useAtomicMajorGc();
   const logger = createLogger(logLevelFromEnv(process.env), { pid: process.pid });
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => undefined);
 
