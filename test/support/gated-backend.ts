@@ -52,7 +52,19 @@ export async function startGatedBackend(options: { events?: number; gapMs?: numb
     const usage = { prompt_tokens: 11, completion_tokens: completion, total_tokens: 11 + completion };
     let closed = false;
     bump(group, 1);
-    res.on('close', () => { closed = true; bump(group, -1); });
+    // Open until the client is gone: at the end of its side of the connection, which this process reads
+    // before anything after it on another connection (a 'close' comes a turn of the loop later), or at the close.
+    const socket = req.socket;
+    const gone = (): void => {
+      if (closed) return;
+      closed = true;
+      bump(group, -1);
+      socket.off('end', gone);
+      socket.off('error', gone);
+    };
+    socket.once('end', gone);
+    socket.once('error', gone);
+    res.on('close', gone);
     const chunk = (i: number) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta: i === 0 ? { role: 'assistant', content: 'w' } : { content: ' w' }, finish_reason: null }] })}\n\n`;
     const stream = body?.stream === true;
     if (stream) {
