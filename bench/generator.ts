@@ -15,11 +15,15 @@ export interface LoadResult {
 
 export const generator: 'wrk' | 'autocannon' = spawnSync('wrk', ['--version']).error === undefined ? 'wrk' : 'autocannon';
 
-const luaEscape = (s: string): string => JSON.stringify(s);
+/** A Lua string literal: for printable ASCII, JSON's quoting (\" and \\) is Lua's too. */
+const luaString = (s: string): string => {
+  if (/[^\x20-\x7e]/.test(s)) throw new Error('bench: the wrk script takes printable ASCII only');
+  return JSON.stringify(s);
+};
 
 function wrkScript(headers: Record<string, string>, body: string): string {
   const file = join(tmpdir(), `sluice-bench-${process.pid}.lua`);
-  const lines = ['wrk.method = "POST"', `wrk.body = ${luaEscape(body)}`, ...Object.entries(headers).map(([k, v]) => `wrk.headers[${luaEscape(k)}] = ${luaEscape(v)}`)];
+  const lines = ['wrk.method = "POST"', `wrk.body = ${luaString(body)}`, ...Object.entries(headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`)];
   writeFileSync(file, `${lines.join('\n')}\n`);
   return file;
 }

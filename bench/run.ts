@@ -87,11 +87,14 @@ async function main(): Promise<void> {
   const gateway = await startGateway(backend.port);
   const baseline = baselineDir ? await startGateway(backend.port, { serverJs: join(baselineDir, 'dist', 'src', 'server.js') }) : undefined;
   // The scaling pair: 1 and 2 workers, each worker with its share of a core.
+  // Both held to their share, or neither (no cgroup here).
   const quota1 = cpuQuota('sluice-bench-1', workerShare);
   const quota2 = quota1 && cpuQuota('sluice-bench-2', 2 * workerShare);
-  quotas.push(...[quota1, quota2].filter((q): q is CpuQuota => q !== undefined));
-  const workers1 = await startGateway(backend.port, { quota: quota2 && quota1 });
-  const workers2 = await startGateway(backend.port, { workers: 2, quota: quota2 });
+  if (quota1) quotas.push(quota1);
+  if (quota2) quotas.push(quota2);
+  const both = quota1 !== undefined && quota2 !== undefined;
+  const workers1 = await startGateway(backend.port, { quota: both ? quota1 : undefined });
+  const workers2 = await startGateway(backend.port, { workers: 2, quota: both ? quota2 : undefined });
   const workers1Url = `http://127.0.0.1:${workers1.port}/v1/chat/completions`;
   const workers2Url = `http://127.0.0.1:${workers2.port}/v1/chat/completions`;
   const targets = {
@@ -172,7 +175,7 @@ async function main(): Promise<void> {
     cpuMicrosPerRequest: cpu,
     throughput: { direct: round(mean(rps.direct), 0), bare: round(mean(rps.bare), 0), gateway: round(mean(rps.gateway), 0), gatewayOverBare: round(mean(rps.gateway) / mean(rps.bare), 2), ...(baseline ? { baseline: round(mean(baselineRps), 0), baselineOverBare: round(mean(baselineRps) / mean(rps.bare), 2) } : {}) },
     loadGenerator: generator,
-    workers: { ...workersSummary(scaling), coresPerWorker: quota2 ? workerShare : 'all (no cgroup: the load generator and backend share the cores)' },
+    workers: { ...workersSummary(scaling), coresPerWorker: both ? workerShare : 'all (no cgroup: the load generator and backend share the cores)' },
     latencyMs: Object.fromEntries(names.map((n) => [n, { p50: round(percentile(lat[n], 50)), p99: round(percentile(lat[n], 99)) }])),
     addedLatencyMs: { p50: added(lat, 50), p99: added(lat, 99), bareP50: round(percentile(lat.bare, 50) - percentile(lat.direct, 50)), bareP99: round(percentile(lat.bare, 99) - percentile(lat.direct, 99)) },
     stream: {

@@ -5,7 +5,6 @@
 import { z } from 'zod';
 import { intLike } from './values';
 
-
 export const ENGINE_FLAVOURS = ['vllm', 'sglang', 'tgi', 'llamacpp'] as const;
 
 /** Each endpoint's engine metrics, scraped in the background (never on a request's path). */
