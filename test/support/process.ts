@@ -3,7 +3,7 @@
 // signals, start-up errors and the CLI. `npm test` builds first.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from './net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -12,14 +12,7 @@ export const CLI_JS = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 /** The Node flag production runs with (README, Production). */
 export const NODE_FLAGS = ['--max-semi-space-size=32'];
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 export interface ProcessLogs {
   /** Every JSON log line so far. */

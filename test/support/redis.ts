@@ -1,15 +1,19 @@
-// Real Redis for tests: the machine's server (REDIS_URL, else 127.0.0.1:6379)
+// Real Redis for tests: the suite's own server (REDIS_URL, set by test/setup/global-setup.ts)
 // with a random key prefix per test, and throwaway redis-server processes
 // (single or a three-master cluster) that a test may stop and restart.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { freePort, ping } from './net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 
-export const sharedRedisUrl = (): string => process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+export function sharedRedisUrl(): string {
+  const url = process.env.REDIS_URL;
+  if (!url) throw new Error('REDIS_URL is not set: run the suite with npm test (its global setup starts a Redis of its own).');
+  return url;
+}
 
 /** A prefix no other test run uses, so runs never see each other's counts. */
 export const uniquePrefix = (): string => `sluice-test:${randomBytes(6).toString('hex')}:`;
@@ -24,15 +28,7 @@ export function requireRedisBinaries(): void {
   }
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
+export { freePort };
 
 /** Deletes every key under `prefix` (SCAN, not KEYS). */
 export async function deletePrefix(url: string, prefix: string): Promise<void> {
@@ -50,16 +46,6 @@ export async function deletePrefix(url: string, prefix: string): Promise<void> {
   }
 }
 
-function ping(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    let reply = '';
-    socket.setTimeout(300, () => { socket.destroy(); resolve(false); });
-    socket.on('connect', () => socket.write('PING\r\n'));
-    socket.on('data', (d) => { reply += d.toString(); if (reply.includes('\r\n')) { socket.end(); resolve(reply.startsWith('+PONG')); } });
-    socket.on('error', () => resolve(false));
-  });
-}
 
 async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

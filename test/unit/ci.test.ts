@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ensureTools } from '../setup/tools';
 
 const root = join(__dirname, '..', '..');
 const ci = readFileSync(join(root, '.ci', 'run'), 'utf8');
@@ -66,5 +67,26 @@ describe('.ci/summarize.js', () => {
     expect(missing.stdout).toBe('900 passed, 1 failed\n');
     expect(missing.status).toBe(1);
     expect(summarize(results('f.json', 900, 0), results('g.json', 0, 0)).status).toBe(1);
+  });
+});
+
+describe('the test command needs nothing running beforehand', () => {
+  it('runs on a Redis of its own, never the machine\'s 6379', () => {
+    const url = new URL(process.env.REDIS_URL!);
+    if (process.env.SLUICE_TEST_REDIS_URL) return expect(process.env.REDIS_URL).toBe(process.env.SLUICE_TEST_REDIS_URL);
+    expect(url.hostname).toBe('127.0.0.1');
+    expect(url.port).not.toBe('6379');
+  });
+
+  it('stops at once with the command that installs a missing program when it cannot install it', () => {
+    expect(() => ensureTools([{ command: 'sluice-no-such-program', pkg: 'sluice-no-such-package' }], false, () => undefined))
+      .toThrow('Install with: sudo apt-get install -y sluice-no-such-package');
+    expect(() => ensureTools([{ command: 'node', pkg: 'nodejs' }], false)).not.toThrow();
+  });
+
+  it('.ci/run calls the test command with the machine\'s Redis stopped and REDIS_URL unset', () => {
+    expect(ci).toMatch(/^unset REDIS_URL SLUICE_TEST_REDIS_URL$/m);
+    expect(ci).toMatch(/redis-cli -h 127\.0\.0\.1 -p 6379 shutdown nosave/);
+    expect(ci).not.toMatch(/apt-get/);
   });
 });
