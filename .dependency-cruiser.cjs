@@ -19,13 +19,13 @@ module.exports = {
     },
     {
       name: 'contract-is-a-leaf', severity: 'error',
-      comment: 'src/pipeline/contract.ts imports only the request types, the config schema and the error catalogue.',
-      from: { path: '^src/pipeline/contract\\.ts$' }, to: { path: '^src/', pathNot: '^src/(types|errors|config/schema)\\.ts$' },
+      comment: 'src/pipeline/contract.ts imports only the request types, the config schema, the error catalogue and the admission service\'s types.',
+      from: { path: '^src/pipeline/contract\\.ts$' }, to: { path: '^src/', pathNot: '^src/(types|errors|config/schema|admission/types)\\.ts$' },
     },
     {
       name: 'leaves-stay-leaves', severity: 'error',
       comment: 'The leaves under the contract import nothing from the core but each other.',
-      from: { path: '^src/(types|errors|config/(schema|fleet-schema|values))\\.ts$' }, to: { path: '^src/', pathNot: '^src/(types|errors|config/(schema|fleet-schema|values))\\.ts$' },
+      from: { path: '^src/(types|errors|admission/types|config/(schema|fleet-schema|values))\\.ts$' }, to: { path: '^src/', pathNot: '^src/(types|errors|admission/types|config/(schema|fleet-schema|values))\\.ts$' },
     },
   ],
   options: {

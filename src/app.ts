@@ -44,6 +44,7 @@ function begin(state: GatewayState, version: Version, endpoint: ContextEndpoint,
     const outcome = ctx.finish();
     if (outcome === undefined) return runtime.release();
     const finish = (): void => {
+      runtime.admission.release(ctx);
       runFinishHooks(runtime.pipeline, ctx, outcome, state.logger);
       logAccess(state.logger, ctx, outcome);
       runtime.release();

@@ -1,12 +1,14 @@
 // The one error type and the one catalogue of reasons. Every error body the
 // gateway writes comes from `errorBody`, so clients see one shape everywhere:
 // {"error":{"message","param","reason","status","code","type"}}.
+// The core's reasons are listed here; a plugin declares its own (its
+// definition's `reasons`), added to the catalogue when it is registered, so
+// the core names no plugin's reason.
 
-/** Reason → default HTTP status. Tests assert reasons, never message text. */
+/** The core's reasons → default HTTP status. Tests assert reasons, never message text. */
 export const REASONS = {
   invalid_json: 400,
   invalid_request: 400,
-  content_filter: 400,
   unauthorized: 401,
   model_not_allowed: 403,
   not_found: 404,
@@ -29,7 +31,34 @@ export const REASONS = {
   client_closed: 499,
 } as const;
 
-export type Reason = keyof typeof REASONS;
+export type CoreReason = keyof typeof REASONS;
+/** A reason of the catalogue: the core's, or one a registered plugin declared. */
+export type Reason = CoreReason | (string & {});
+
+const catalogue = new Map<string, number>(Object.entries(REASONS));
+const owners = new Map<string, string>();
+
+/**
+ * Adds a plugin's reasons to the catalogue. A reason keeps one status: the
+ * same name with another status (the core's, or another plugin's) is refused.
+ */
+export function registerReasons(reasons: Readonly<Record<string, number>>, owner: string): void {
+  for (const [reason, status] of Object.entries(reasons)) {
+    if (!/^[a-z][a-z0-9_]{1,63}$/.test(reason)) throw new Error(`plugin "${owner}": reason "${reason}" must be lower_snake_case`);
+    if (!Number.isInteger(status) || status < 400 || status > 599) throw new Error(`plugin "${owner}": reason "${reason}" needs an HTTP error status (400-599), got ${status}`);
+    const known = catalogue.get(reason);
+    if (known !== undefined && known !== status) throw new Error(`plugin "${owner}": reason "${reason}" is already in the catalogue with status ${known} (${owners.get(reason) ?? 'the core'})`);
+    catalogue.set(reason, status);
+    if (!(reason in REASONS)) owners.set(reason, owner);
+  }
+}
+
+/** Every reason of the catalogue with its status and who declared it (undefined: the core). */
+export const catalogueReasons = (): Array<{ reason: string; status: number; owner?: string }> =>
+  [...catalogue].map(([reason, status]) => ({ reason, status, owner: owners.get(reason) }));
+
+/** A reason's status; a reason nobody registered is a server error. */
+export const statusOf = (reason: Reason): number => catalogue.get(reason) ?? 500;
 
 export interface GatewayErrorOptions {
   param?: string | null;
@@ -58,7 +87,7 @@ export class GatewayError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GatewayError';
     this.reason = reason;
-    this.status = options.status ?? REASONS[reason];
+    this.status = options.status ?? statusOf(reason);
     this.param = options.param ?? null;
     this.headers = options.headers;
     this.details = options.details;

@@ -6,17 +6,21 @@ import { createApp, type GatewayState } from './app';
 import type { ExtraCheck, LoadedConfig } from './config/load';
 import type { GatewayConfig } from './config/schema';
 import { PluginRegistry } from './pipeline/registry';
-import type { PluginDefinition, PrimaryLink, Services, WorkerLink } from './pipeline/contract';
-import { buildRuntime, runtimeConfigCheck, type Runtime } from './runtime';
+import type { PluginDefinition, PrimaryLink, WorkerLink } from './pipeline/contract';
+import { buildRuntime, runtimeConfigCheck, type CoreServices, type Runtime } from './runtime';
 import { createMetricsRegistry } from './metrics/registry';
 import { attachRedis, closeRedisClient } from './redis/client';
+import { watchRedisUp } from './redis/metrics';
+import { StoreHealth } from './redis/store-health';
+import { LeasePools } from './admission/stores';
+import { serveLeases } from './admission/primary-leases';
 import { builtinPlugins } from '../plugins';
 
 export interface Gateway {
   state: GatewayState;
   app: ReturnType<typeof createApp>;
   registry: PluginRegistry;
-  services: Services;
+  services: CoreServices;
   /** What a new config must pass besides the schema (plugin settings, route lists): loadConfigFile's extra check. */
   check: ExtraCheck;
   /** Builds a runtime from a new config and swaps it in; the old one closes when its requests are done. */
@@ -28,9 +32,12 @@ export interface Gateway {
  * A metrics listener with nothing to count is a dashboard of "No data": warned
  * at start and on every reload while the listener is on and the metrics plugin is not in the chain.
  */
-export function warnIfMetricsUncounted(listenerOn: boolean, config: Pick<GatewayConfig, 'plugins'>, logger: Logger): void {
-  if (!listenerOn || config.plugins.some((p) => p.name === 'metrics')) return;
-  logger.warn({ fix: 'add "- { name: metrics }" last in plugins, or set server.metrics.port: 0' }, 'metrics listener is on but the metrics plugin is not in plugins: no request is counted');
+export function warnIfMetricsUncounted(listenerOn: boolean, config: Pick<GatewayConfig, 'plugins'>, logger: Logger, plugins: readonly PluginDefinition[] = builtinPlugins): void {
+  if (!listenerOn) return;
+  const counting = plugins.filter((def) => def.recordsRequests === true);
+  if (config.plugins.some((p) => counting.some((def) => def.name === p.name))) return;
+  const names = counting.map((def) => def.name).join(' or ');
+  logger.warn({ fix: `add "- { name: ${counting[0]?.name ?? 'metrics'} }" last in plugins, or set server.metrics.port: 0` }, `metrics listener is on but no plugin in plugins counts requests (${names}): no request is counted`);
 }
 
 /** The checks every config gets, with the built-in plugins (and any extra ones): a start, a reload, `sluice config check`. */
@@ -43,6 +50,8 @@ export const gatewayConfigCheck = (extraPlugins: PluginDefinition[] = []): Extra
  * a config names. Call it with each config before the workers get it.
  */
 export function primaryPlugins(primary: PrimaryLink): (loaded: LoadedConfig) => void {
+  // The core's own first: in-flight leases exact across the workers.
+  serveLeases(primary);
   const registry = new PluginRegistry(builtinPlugins);
   const done = new WeakSet<PluginDefinition>();
   const setUp = (def: PluginDefinition): void => {
@@ -57,9 +66,20 @@ export function primaryPlugins(primary: PrimaryLink): (loaded: LoadedConfig) => 
 /** `cluster`: the link to the primary, in a worker (server.workers above 1). */
 export async function createGateway(loaded: LoadedConfig, logger: Logger, extraPlugins: PluginDefinition[] = [], cluster?: WorkerLink): Promise<Gateway> {
   const registry = new PluginRegistry([...builtinPlugins, ...extraPlugins]);
-  const services: Services = { metrics: createMetricsRegistry(), ...(cluster && { cluster }) };
-  await attachRedis(services, loaded.config, logger);
-  const deps = { registry, logger, services };
+  const services: CoreServices = { metrics: createMetricsRegistry(), ...(cluster && { cluster }), leases: new LeasePools(cluster) };
+  const kept = new Map<PluginDefinition, unknown>();
+  const keptOf = (def: PluginDefinition): unknown => {
+    if (def.keep === undefined) return undefined;
+    if (!kept.has(def)) kept.set(def, def.keep(services));
+    return kept.get(def);
+  };
+  const redis = async (config: GatewayConfig): Promise<void> => {
+    await attachRedis(services, config, logger);
+    if (services.redis !== undefined && services.storeHealth === undefined) services.storeHealth = new StoreHealth(logger, 'redis', services.metrics);
+    watchRedisUp(services.metrics, services);
+  };
+  await redis(loaded.config);
+  const deps = { registry, logger, services, keptOf };
   let runtime: Runtime;
   try {
     runtime = await buildRuntime(loaded, deps);
@@ -75,7 +95,7 @@ export async function createGateway(loaded: LoadedConfig, logger: Logger, extraP
     services,
     check: runtimeConfigCheck(deps),
     async swap(next) {
-      await attachRedis(services, next.config, logger);
+      await redis(next.config);
       const runtime = await buildRuntime(next, deps);
       const old = state.runtime;
       state.runtime = runtime;

@@ -1,12 +1,16 @@
 // The public API: everything a plugin (built in or third-party) may import
 // from the core. Plugins import this module only; CI fails on a deeper import.
 export { GatewayError, REASONS, type Reason } from './errors';
+export type { AdmissionService, ConcurrencyLimit, LeaseScope } from './admission/types';
+export { formatReset, limiterUnavailable, retryAfterSeconds } from './admission/refusals';
+export { PRIMARY_TIMEOUT_MS, TickBatcher } from './cluster/tick-batcher';
+export { intLike, sizeLike } from './config/values';
 export {
   STAGES,
   type Awaitable, type EventVerdict, type Outcome, type PluginDefinition, type PluginEnv, type PluginHooks,
-  type PrimaryLink, type RequestContext, type ResponseHead, type Services, type Stage, type StreamEvent, type Usage, type WorkerLink,
+  type FieldPoint, type PrimaryLink, type RequestContext, type ResponseHead, type Services, type Stage, type StoreHealthNotes, type StreamEvent, type Usage, type WorkerLink,
 } from './pipeline/contract';
 export type { ChatMessage, ChatRequest, ContentPart, ImageRequest, Principal, RedisClient, Route, ToolCall } from './types';
-export { budgetSchema, type Budget, type ConfigView, type GatewayConfig } from './config/schema';
+export { type ConfigView, type GatewayConfig, type Limits } from './config/schema';
 export { exactModelIds } from './routing/routes';
 export { estimateTokens, promptChars } from './proxy/usage';

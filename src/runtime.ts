@@ -12,9 +12,11 @@ import { buildKeyIndex, type KeyIndex } from './auth/keys';
 import { advertiseProblems, compileRoutes, type RouteTable } from './routing/routes';
 import { closePipeline, createPipeline, type Pipeline } from './pipeline/pipeline';
 import type { PluginRegistry } from './pipeline/registry';
-import type { Services } from './pipeline/contract';
+import type { PluginDefinition, Services } from './pipeline/contract';
+import { Admission } from './admission';
+import type { LeasePools } from './admission/stores';
 import { createUpstream, type Upstream } from './proxy/upstream';
-import { createReply } from './proxy/reply';
+import { createReply, type Reply } from './proxy/reply';
 import { fleetMetrics, type FleetMetrics } from './fleet/metrics';
 import { scoredMetrics } from './fleet/scored-metrics';
 import { startDemoBackend, type DemoBackend } from './demo/backend';
@@ -34,6 +36,10 @@ export interface Runtime {
   /** By upstream name, for the upstreams a pass-through route names. */
   readonly passthroughProxies: ReadonlyMap<string, PassthroughProxy>;
   readonly parseJson: RequestHandler;
+  /** This config's in-flight limits and wait queue. */
+  readonly admission: Admission;
+  /** The one writer of a forwarded request's response. */
+  readonly reply: Reply;
   /** Counts a request that runs under this runtime. */
   hold(): void;
   /** Its request is done; a retired runtime closes after its last one. */
@@ -44,10 +50,15 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+/** The process-wide services, with the core's own: the lease stores every config's admission uses. */
+export type CoreServices = Services & { leases: LeasePools };
+
 export interface RuntimeDeps {
   registry: PluginRegistry;
   logger: Logger;
-  services: Services;
+  services: CoreServices;
+  /** What each plugin keeps for the process (its keep()), made on first use. */
+  keptOf(def: PluginDefinition): unknown;
 }
 
 // Demo backends live as long as the process: image URLs they handed out stay valid across reloads.
@@ -82,7 +93,7 @@ type Deps = Pick<RuntimeDeps, 'registry'>;
  */
 export function runtimeConfigCheck(deps: Deps): ExtraCheck {
   return (config, file) => {
-    const problems = [...advertiseProblems(config.routes ?? []), ...passthroughProblems(config.passthrough ?? []), ...deps.registry.check(config)];
+    const problems = [...advertiseProblems(config.routes ?? []), ...passthroughProblems(config.passthrough ?? []), ...deps.registry.check(config, dirname(file))];
     deps.registry.resolveChain(config.plugins ?? [], dirname(file), problems);
     return problems;
   };
@@ -93,7 +104,7 @@ export function checkRuntimeConfig(loaded: LoadedConfig, deps: Deps) {
   const problems: string[] = [];
   const routes = compileRoutes(loaded.config.routes, problems, loaded.config.upstreams);
   problems.push(...passthroughProblems(loaded.config.passthrough));
-  problems.push(...deps.registry.check(loaded.config));
+  problems.push(...deps.registry.check(loaded.config, dirname(loaded.file)));
   const resolved = deps.registry.resolveChain(loaded.config.plugins, dirname(loaded.file), problems);
   if (problems.length > 0) throw new ConfigError(loaded.file, problems);
   return { routes, resolved };
@@ -103,7 +114,11 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
   const { config, file } = loaded;
   const { routes, resolved } = checkRuntimeConfig(loaded, deps);
 
-  const pipeline = await createPipeline(resolved, { config, logger: deps.logger, services: deps.services });
+  const admission = new Admission(config, deps.services, deps.logger);
+  const { leases: _leases, ...services } = deps.services;
+  const pipeline = await createPipeline(resolved, { config, logger: deps.logger, services, admission, keptOf: deps.keptOf },
+    admission.active ? { name: 'admission', run: (ctx) => admission.admit(ctx) } : undefined)
+    .catch((err: unknown) => { admission.close(); throw err; });
   const upstreams = new Map<string, Upstream>();
   const reply = createReply(pipeline, deps.logger);
   const fleet = fleetMetrics(deps.services.metrics);
@@ -125,6 +140,7 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
   const close = (): Promise<void> => (closing ??= (async () => {
     await Promise.allSettled([...upstreams.values()].map((u) => u.close()));
     await closePipeline(pipeline);
+    admission.close();
   })());
   return {
     config,
@@ -137,6 +153,8 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     passthrough: compilePassthrough(config),
     passthroughProxies,
     parseJson: jsonBodyReader(config.server.bodyLimit),
+    admission,
+    reply,
     hold: () => { inflight++; },
     release: () => { if (--inflight === 0) retired?.(); },
     retire: () => new Promise<void>((resolve) => {

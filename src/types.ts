@@ -1,8 +1,7 @@
 // The request view's types: who is calling, where the request goes, what it
-// asks. A leaf: it imports nothing from the core but the config schema's
-// types, so the plugin contract can build on it and stay stable.
+// asks. A leaf: it imports nothing from the core, so the plugin contract can
+// build on it and stay stable.
 import type { Redis, Cluster } from 'ioredis';
-import type { Budget } from './config/schema';
 
 /** The key a request authenticated with. */
 export interface Principal {
@@ -10,7 +9,6 @@ export interface Principal {
   org: string | null;
   /** Whether the key's allow-list lets it use a model id. */
   mayUse: (model: string) => boolean;
-  limits?: Budget;
 }
 
 /** Which message forms a route accepts: the interface's (default) or OpenAI's. */

@@ -38,6 +38,8 @@ export const plugin: PluginDefinition<ContentFilterSettings> = {
   name: 'content-filter',
   stage: 'validate',
   schema: settingsSchema,
+  // The interface's own refusal for content policy.
+  reasons: { content_filter: 400 },
   create(settings) {
     const matches = compileMatcher(settings.terms, settings.patterns);
     const message = refusalMessage(settings);

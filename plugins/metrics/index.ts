@@ -22,6 +22,7 @@ export const plugin: PluginDefinition<Record<string, never>, State> = {
   name: 'metrics',
   stage: 'observe',
   schema: z.strictObject({}),
+  recordsRequests: true,
   create(_settings, { config, services }) {
     if (services.metrics === undefined) throw new Error('plugin "metrics": the gateway provides no Prometheus registry (services.metrics)');
     const recorder = recorderFor(services.metrics);

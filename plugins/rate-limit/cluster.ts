@@ -8,12 +8,9 @@
 // twice the IPC and half the throughput of one worker, so the primary became
 // the bottleneck.
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import type { PrimaryLink, WorkerLink } from '../../src';
-import { TickBatcher } from './tick-batcher';
+import { PRIMARY_TIMEOUT_MS, TickBatcher, type PrimaryLink, type WorkerLink } from '../../src';
 
 const CHANNEL = 'rate-limit.calls';
-/** How long a worker waits for the primary's counts before its requests are refused with 503 limiter_unavailable. */
-export const PRIMARY_TIMEOUT_MS = 2_000;
 
 type Fn = 'consume' | 'penalty' | 'reward' | 'get';
 
@@ -62,7 +59,7 @@ export class CallBatcher {
 
   constructor(link: WorkerLink) {
     // A key's penalties (or rewards) waiting for the same message add up to one.
-    this.batcher = new TickBatcher(link, CHANNEL, PRIMARY_TIMEOUT_MS, (into, call) => { into[3] += call[3]; });
+    this.batcher = new TickBatcher<Call, Answer>(link, CHANNEL, PRIMARY_TIMEOUT_MS, (into, call) => { into[3] += call[3]; });
   }
 
   /** `later`: a penalty or reward, which nothing waits on (see TickBatcher); those of one key and budget are merged. */

@@ -1,25 +1,18 @@
-// onRequest: first the in-flight limits (a slot under each, waiting in the
-// queue when one is full), then one round of budget calls, all sent at once
-// (one request from each request budget, the token reservation from each
-// token budget); admit, refuse with 429 (giving back what was taken), or
-// answer 503 when Redis is out in failMode closed. onFinish: give the slots
-// back and settle the reservations with the real usage.
+// onRequest: one round of budget calls, all sent at once (one request from
+// each request budget, the token reservation from each token budget); admit,
+// refuse with 429 (giving back what was taken), or answer 503 when Redis is
+// out in failMode closed. onFinish: settle the reservations with the real
+// usage. (The in-flight slots are the core's: taken before these hooks run.)
 import type { Logger } from 'pino';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import type { PluginHooks, RequestContext } from '../../src';
-import type { Held } from './attempt';
-import { limiterUnavailable, rateLimited, setConcurrencyHeaders, setRateLimitHeaders } from './headers';
-import type { StoreHealth } from './health';
+import { limiterUnavailable, type PluginHooks, type RequestContext, type StoreHealthNotes } from '../../src';
+import { rateLimited, setRateLimitHeaders } from './headers';
 import { decidedInProcess, giveBack, settle } from './limiters';
-import type { LimiterMetrics } from './metrics';
 import { admitted, decide, type Policy } from './policy';
-import type { AdmissionQueue } from './queue';
 import { reservationOf, settlement, usedTokens } from './reservation';
-import { limitsOf, type Scopes } from './scopes';
 
-/** Per request: the slots it holds, and the policy and reservation it was admitted under. */
+/** Per request: the policy and reservation it was admitted under. */
 export interface RateLimitState {
-  held?: Held;
   policy?: Policy;
   /** Tokens reserved in each token budget, each budget's answer, and when it was made. */
   reserved?: { points: number; answers: readonly unknown[]; at: number };
@@ -31,22 +24,17 @@ const ignore = (): void => undefined;
 
 export interface HookDeps {
   policies: ReadonlyMap<string, Policy>;
-  scopes: Scopes;
-  /** Present when the config sets any in-flight limit. */
-  queue?: AdmissionQueue;
   defaultMaxTokens: number;
   logger: Logger;
-  metrics: LimiterMetrics;
-  /** Present when the counts live in Redis. */
-  health?: StoreHealth;
+  /** Present when the counts live in Redis: where each request's budgets were decided. */
+  health?: StoreHealthNotes;
 }
 
-export function createHooks({ policies, scopes, queue, defaultMaxTokens, logger, metrics, health }: HookDeps): PluginHooks<RateLimitState> {
+export function createHooks({ policies, defaultMaxTokens, logger, health }: HookDeps): PluginHooks<RateLimitState> {
   const observe = (results: readonly unknown[], unavailable: boolean): void => {
     let inProcess = false;
     for (const r of results) if (decidedInProcess(r)) { inProcess = true; break; }
-    if (inProcess) metrics.fallback?.inc();
-    health!.note(unavailable ? 'unavailable' : inProcess ? 'fallback' : 'shared');
+    health!.decided(inProcess, unavailable);
   };
 
   async function admitBudgets(ctx: RequestContext, policy: Policy, state: RateLimitState): Promise<void> {
@@ -75,25 +63,10 @@ export function createHooks({ policies, scopes, queue, defaultMaxTokens, logger,
     throw rateLimited(decision.refused, reserve, decision.left);
   }
 
-  async function admitAll(ctx: RequestContext, held: Promise<Held | undefined>, policy: Policy | undefined, state: RateLimitState): Promise<void> {
-    const slots = await held;
-    if (slots === undefined) return; // the client left while queued: nothing is sent on
-    state.held = slots;
-    setConcurrencyHeaders(ctx, slots);
-    if (policy === undefined) return;
-    try {
-      await admitBudgets(ctx, policy, state);
-    } catch (err) {
-      state.held = undefined;
-      queue!.release(slots);
-      throw err;
-    }
-  }
-
   function settleTokens(ctx: RequestContext, policy: Policy, reserved: NonNullable<RateLimitState['reserved']>): void {
     const used = usedTokens(ctx.usage);
     if (used > 0 && ctx.usage!.estimated) logger.info({ requestId: ctx.id, key: ctx.principal?.id, tokens: used, estimated: true }, 'rate-limit: charged estimated tokens (the backend reported no usage)');
-    const failed = health === undefined ? ignore : () => health.note('unavailable');
+    const failed = health === undefined ? ignore : () => health.decided(false, true);
     const now = Date.now();
     policy.tokens.forEach((b, i) => {
       const answer = reserved.answers[i];
@@ -107,22 +80,12 @@ export function createHooks({ policies, scopes, queue, defaultMaxTokens, logger,
 
     onRequest(ctx, state) {
       const policy = ctx.principal === undefined ? undefined : policies.get(ctx.principal.id);
-      if (queue !== undefined) {
-        const { limits, rank } = limitsOf(scopes, ctx);
-        if (limits.length > 0) return admitAll(ctx, queue.admit(limits, rank, ctx.signal), policy, state);
-      }
       if (policy !== undefined) return admitBudgets(ctx, policy, state);
     },
 
     onFinish(ctx, _outcome, state) {
-      if (state.held !== undefined) {
-        queue!.release(state.held);
-        state.held = undefined;
-      }
       const { policy, reserved } = state;
       if (policy !== undefined && reserved !== undefined && policy.tokens.length > 0) settleTokens(ctx, policy, reserved);
     },
-
-    close: () => queue?.close(),
   };
 }

@@ -6,10 +6,10 @@
 // Without Redis: RateLimiterMemory (one replica only); with several workers,
 // a ClusterLimiter, which counts in the primary (cluster.ts), so a budget of
 // N admits exactly N across the workers of one machine. In-process limiters
-// are kept on `services`, so a config reload does not reset their counts.
+// are kept for the process (the plugin's `keep`), so a config reload does not
+// reset their counts.
 import { RateLimiterMemory, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { Services } from '../../src';
-import type { RedisClient } from '../../src';
+import type { RedisClient, WorkerLink } from '../../src';
 import { CallBatcher, ClusterLimiter } from './cluster';
 import { InsuranceLimiter } from './insurance';
 import { SharedLimiter } from './shared';
@@ -20,31 +20,6 @@ export { decidedInProcess, InsuranceLimiter } from './insurance';
 /** What the plugin calls on a limiter, whichever store counts. */
 export type Limiter = Pick<RateLimiterAbstract, 'consume' | 'get' | 'penalty' | 'reward'>;
 
-export interface StoreOptions {
-  /** Absent: count in memory. */
-  client?: RedisClient;
-  failMode: 'open' | 'closed';
-  services: Services;
-}
-
-interface Pools {
-  memory: Map<string, RateLimiterMemory | ClusterLimiter>;
-  insurance: Map<string, InsuranceLimiter>;
-  /** With several workers: the one batcher of this worker's calls to the primary. */
-  batcher?: CallBatcher;
-}
-
-const POOLS = 'rate-limit.pools';
-
-function poolsOf(services: Services): Pools {
-  let pools = services[POOLS] as Pools | undefined;
-  if (pools === undefined) {
-    pools = { memory: new Map(), insurance: new Map(), batcher: services.cluster && new CallBatcher(services.cluster) };
-    services[POOLS] = pools;
-  }
-  return pools;
-}
-
 function pooled<T>(pool: Map<string, T>, id: string, make: () => T): T {
   let limiter = pool.get(id);
   if (limiter === undefined) {
@@ -54,22 +29,32 @@ function pooled<T>(pool: Map<string, T>, id: string, make: () => T): T {
   return limiter;
 }
 
-/** Returns a function that gives the limiter for a budget; equal budgets share one. */
-export function limiterSource(options: StoreOptions): (points: number, windowSeconds: number) => Limiter {
-  const pools = poolsOf(options.services);
-  const redisLimiters = new Map<string, SharedLimiter>();
-  return (points, windowSeconds) => {
-    const id = `${points}/${windowSeconds}`;
-    const base = { points, duration: windowSeconds, keyPrefix: '' };
-    const { client } = options;
-    if (client === undefined) return pooled(pools.memory, id, () => (pools.batcher ? new ClusterLimiter(points, windowSeconds, pools.batcher) : new RateLimiterMemory(base)));
-    return pooled(redisLimiters, id, () => new SharedLimiter(
-      // Fail at once (to the insurance limiter or a 503) rather than try a link that is down.
-      { ...base, useRedisPackage: false, rejectIfRedisNotReady: true },
-      client,
-      options.failMode === 'open' ? pooled(pools.insurance, id, () => new InsuranceLimiter(base)) : undefined,
-    ));
-  };
+/** The limiters the plugin keeps for the whole process (its `keep`): in-process counts survive a reload. */
+export class LimiterPools {
+  private readonly memory = new Map<string, RateLimiterMemory | ClusterLimiter>();
+  private readonly insurance = new Map<string, InsuranceLimiter>();
+  /** With several workers: the one batcher of this worker's calls to the primary. */
+  private readonly batcher?: CallBatcher;
+
+  constructor(link: WorkerLink | undefined) {
+    this.batcher = link && new CallBatcher(link);
+  }
+
+  /** Returns a function that gives the limiter for a budget; equal budgets share one. `client` absent: count in memory. */
+  source(client: RedisClient | undefined, failMode: 'open' | 'closed'): (points: number, windowSeconds: number) => Limiter {
+    const redisLimiters = new Map<string, SharedLimiter>();
+    return (points, windowSeconds) => {
+      const id = `${points}/${windowSeconds}`;
+      const base = { points, duration: windowSeconds, keyPrefix: '' };
+      if (client === undefined) return pooled(this.memory, id, () => (this.batcher ? new ClusterLimiter(points, windowSeconds, this.batcher) : new RateLimiterMemory(base)));
+      return pooled(redisLimiters, id, () => new SharedLimiter(
+        // Fail at once (to the insurance limiter or a 503) rather than try a link that is down.
+        { ...base, useRedisPackage: false, rejectIfRedisNotReady: true },
+        client,
+        failMode === 'open' ? pooled(this.insurance, id, () => new InsuranceLimiter(base)) : undefined,
+      ));
+    };
+  }
 }
 
 const ignore = (): void => undefined;

@@ -1,10 +1,11 @@
 // Which budgets a request must pass, compiled once per config: for each key
-// id, its own budgets (or the plugin's defaults when it names none) and its
-// org's. `decide` reads the limiter answers for one request.
+// id, its own budgets (or the plugin's defaults when its entry has no
+// `limits`) and its org's. `decide` reads the limiter answers for one request.
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import type { Budget, GatewayConfig } from '../../src';
+import type { GatewayConfig } from '../../src';
 import { storeKey, type BudgetKind, type Scope } from './keys';
 import type { Limiter } from './limiters';
+import { budgetSchema, type Budget } from './settings';
 
 export interface CompiledBudget {
   readonly scope: Scope;
@@ -54,12 +55,19 @@ function budgetsOf(scope: Scope, id: string, limits: Budget | undefined, prefix:
 }
 
 /** Key id → policy; keys with no budget at all (own, default or org) are absent: unlimited. */
+/** The plugin's fields of a `limits` block (checked at load by the registry), or undefined when it names no budget. */
+function budgetOf(limits: unknown): Budget | undefined {
+  if (limits === undefined) return undefined;
+  const budget = budgetSchema.parse(limits);
+  return budget.requests === undefined && budget.tokens === undefined ? undefined : budget;
+}
+
 export function compilePolicies(config: GatewayConfig, defaults: Budget | undefined, prefix: string, limiterFor: LimiterFor): Map<string, Policy> {
   const orgs = new Map<string, CompiledBudget[]>();
-  for (const [name, org] of Object.entries(config.orgs)) orgs.set(name, budgetsOf('org', name, org.limits, prefix, limiterFor));
+  for (const [name, org] of Object.entries(config.orgs)) orgs.set(name, budgetsOf('org', name, budgetOf(org.limits), prefix, limiterFor));
   const policies = new Map<string, Policy>();
   for (const key of config.keys) {
-    const all = [...budgetsOf('key', key.id, key.limits ?? defaults, prefix, limiterFor), ...(key.org === undefined ? [] : orgs.get(key.org) ?? [])];
+    const all = [...budgetsOf('key', key.id, key.limits === undefined ? defaults : budgetOf(key.limits), prefix, limiterFor), ...(key.org === undefined ? [] : orgs.get(key.org) ?? [])];
     if (all.length === 0) continue;
     policies.set(key.id, { requests: all.filter((b) => b.kind === 'requests'), tokens: all.filter((b) => b.kind === 'tokens') });
   }

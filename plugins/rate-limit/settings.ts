@@ -1,20 +1,31 @@
-// The plugin's entry in `plugins:`. `defaults` is the budget of every key whose
-// entry names no `limits` of its own; without it such keys are unlimited
-// (their org's limits still apply). The rest tune the in-flight limits and the
-// token reservations.
+// The plugin's entry in `plugins:`, and the budget fields it adds to every
+// key's and org's `limits`: requests and tokens per window. `defaults` is the
+// budget of every key whose entry names no budget of its own; without it such
+// keys are unlimited (their org's limits still apply).
 import { z } from 'zod';
-import { budgetSchema } from '../../src';
+import { intLike } from '../../src';
+
+/** What the plugin adds to keys[].limits and orgs.<name>.limits. */
+export const budgetFields = {
+  requests: intLike(1, Number.MAX_SAFE_INTEGER).optional(),
+  tokens: intLike(1, Number.MAX_SAFE_INTEGER).optional(),
+  windowSeconds: intLike(1, 86_400 * 31).optional(),
+};
+
+/** A `limits` block as the plugin reads it: its own fields, the window 60 s unless given. */
+export const budgetSchema = z.looseObject(budgetFields).transform((b) => ({ requests: b.requests, tokens: b.tokens, windowSeconds: b.windowSeconds ?? 60 }));
+export type Budget = z.infer<typeof budgetSchema>;
+
+// Settings that moved to the core's `admission` section: named, so an old config says where they went.
+const moved = (to: string) => z.never({ error: `moved: set ${to} instead` }).optional();
 
 export const settingsSchema = z.strictObject({
-  defaults: budgetSchema.optional(),
-  /** Longest a request over an in-flight limit waits for a slot; 0 refuses it at once. */
-  queueTimeoutMs: z.number().int().min(0).max(600_000).default(10_000),
-  /** Most requests waiting on one limit, per replica; 0 refuses at once. */
-  queueMax: z.number().int().min(0).max(100_000).default(100),
-  /** How long a lease outlives a replica that died holding it (refreshed every third of it while the request runs). */
-  leaseMs: z.number().int().min(300).max(3_600_000).default(30_000),
+  defaults: z.strictObject({ ...budgetFields, concurrency: moved('admission.keyConcurrency') }).optional(),
   /** Completion tokens reserved for a chat request that names no max_tokens / max_completion_tokens. */
   defaultMaxTokens: z.number().int().min(0).max(10_000_000).default(0),
+  queueTimeoutMs: moved('admission.queueTimeoutMs'),
+  queueMax: moved('admission.queueMax'),
+  leaseMs: moved('admission.leaseMs'),
 });
 
 export type RateLimitSettings = z.infer<typeof settingsSchema>;

@@ -58,12 +58,29 @@ export class FallbackChain implements Fallbacks {
       const next = runtime.routes.resolve(id, this.endpoint, ctx.version);
       if (next === undefined || !ctx.principal!.mayUse(id) || (this.dialect === 'openai' && next.dialect !== 'openai')) continue;
       runtime.fleet.fellBack(ctx.route!.upstream, id);
-      ctx.model = id;
-      ctx.route = next;
-      forwardTo(runtime, ctx, this.endpoint, next, id);
+      this.switchTo(id, next, () => forwardTo(runtime, ctx, this.endpoint, next, id));
       return true;
     }
     return false;
+  }
+
+  /**
+   * The request moves to a fallback's route: it takes that route's model and
+   * upstream slots (waiting in their queue like any request) and gives back
+   * the first route's, then `send`s. Refused there (429, 503), the request
+   * ends with that refusal; a client gone meanwhile is sent nowhere.
+   */
+  private switchTo(id: string, next: Route, send: () => void): void {
+    const { ctx, runtime } = this;
+    const from = ctx.route;
+    ctx.model = id;
+    ctx.route = next;
+    const pending = runtime.admission.switchRoute(ctx, from, next);
+    if (pending === undefined) return send();
+    pending.then((admitted) => { if (admitted && !ctx.closed) send(); }, (err: unknown) => {
+      ctx.forwarding.fallbacks = undefined;
+      runtime.reply.fail(ctx, err);
+    });
   }
 
   /**
@@ -86,11 +103,11 @@ export class FallbackChain implements Fallbacks {
       runtime.fleet.fellBack(ctx.route!.upstream, id);
       f.relayedText = undefined;
       f.continuation = { prefixTokens: estimateTokens(prefix.length), cause: err, charsAtStart: f.streamedChars };
-      ctx.model = id;
-      ctx.route = next;
-      const body = JSON.parse(upstream.format.requestBody(ctx, next.upstreamModel ?? id)) as { messages: unknown[] };
-      body.messages.push({ role: 'assistant', content: prefix });
-      upstream.forward(ctx, UPSTREAM_PATH.chat, JSON.stringify({ ...body, ...next.assistantPrefix.params }));
+      this.switchTo(id, next, () => {
+        const body = JSON.parse(upstream.format.requestBody(ctx, next.upstreamModel ?? id)) as { messages: unknown[] };
+        body.messages.push({ role: 'assistant', content: prefix });
+        upstream.forward(ctx, UPSTREAM_PATH.chat, JSON.stringify({ ...body, ...next.assistantPrefix!.params }));
+      });
       return true;
     }
     return false;

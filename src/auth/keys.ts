@@ -16,7 +16,7 @@ export const hashKey = (key: string): string => createHash('sha256').update(key)
 export function buildKeyIndex(keys: readonly KeyConfig[]): KeyIndex {
   const index = new Map<string, Principal>();
   for (const key of keys) {
-    index.set(key.sha256, { id: key.id, org: key.org ?? null, mayUse: compileGlobList(key.models), limits: key.limits });
+    index.set(key.sha256, { id: key.id, org: key.org ?? null, mayUse: compileGlobList(key.models) });
   }
   return index;
 }

@@ -10,14 +10,25 @@ const valid = <T>(schema: z.ZodType<T>, value: unknown): T | undefined => {
   return parsed.success ? parsed.data : undefined;
 };
 
-/** The fields of an object that pass on their own (an absent one with a default gets it). */
+/**
+ * The fields of an object that pass on their own (an absent one with a
+ * default gets it); fields the schema does not know stay as given, for the
+ * checks of the fields plugins add.
+ */
 function validFields<S extends z.ZodObject>(schema: S, value: unknown): Partial<z.infer<S>> | undefined {
   if (!isMap(value)) return undefined;
   const whole = schema.safeParse(value);
   if (whole.success) return whole.data;
+  const shape = schema.shape as Record<string, z.ZodType>;
   const out: Record<string, unknown> = {};
-  for (const [name, field] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
-    const parsed = field.safeParse(value[name]);
+  for (const [name, given] of Object.entries(value)) {
+    if (!Object.hasOwn(shape, name)) { out[name] = given; continue; }
+    const parsed = shape[name].safeParse(given);
+    if (parsed.success && parsed.data !== undefined) out[name] = parsed.data;
+  }
+  for (const [name, field] of Object.entries(shape)) {
+    if (name in out || name in value) continue;
+    const parsed = field.safeParse(undefined);
     if (parsed.success && parsed.data !== undefined) out[name] = parsed.data;
   }
   return out as Partial<z.infer<S>>;

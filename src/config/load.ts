@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { configSchema, type ConfigView, type GatewayConfig } from './schema';
 import { crossCheck, salvageConfig } from './cross-check';
+import { fieldProblems } from './fields';
 import { interpolateEnv } from './interpolate';
 import { formatPath } from './issues';
 import { portFromEnv, portProblem } from '../env';
@@ -89,7 +90,8 @@ export function validateConfig(raw: unknown, file = '(inline)', env: NodeJS.Proc
   // The rest runs on what is valid, so one round lists everything; a path the schema already named keeps the schema's word.
   const view: ConfigView = parsed.success ? parsed.data : salvageConfig(expanded);
   const named = (problem: string) => schemaPaths.some((p) => problem.startsWith(`${p}:`) || problem.startsWith(`${p}.`) || problem.startsWith(`${p}[`));
-  problems.push(...[...crossCheck(view), ...(extra ? extra(view, file) : [])].filter((p) => !named(p)));
+  // The extra check (the plugin registry's) knows the fields plugins add; with none, every field beyond the core's is unknown.
+  problems.push(...[...crossCheck(view), ...(extra ? extra(view, file) : fieldProblems(view, []))].filter((p) => !named(p)));
   if (problems.length > 0 || !parsed.success) throw new ConfigError(file, problems);
   return parsed.data;
 }

@@ -6,14 +6,27 @@ import { z } from 'zod';
 import { affinitySchema, engineMetricsSchema, scoringSchema } from './fleet-schema';
 import { intLike, sizeLike } from './values';
 
-export const budgetSchema = z.strictObject({
-  requests: intLike(1, Number.MAX_SAFE_INTEGER).optional(),
-  tokens: intLike(1, Number.MAX_SAFE_INTEGER).optional(),
-  /** Requests in flight at once (not per window). */
+/**
+ * A key's or an org's limits. The core's own is `concurrency` (requests in
+ * flight at once, src/admission); plugins declare theirs (the rate-limit
+ * plugin: requests, tokens, windowSeconds), checked by the plugin registry.
+ */
+export const limitsSchema = z.looseObject({
   concurrency: intLike(1, 1_000_000).optional(),
-  windowSeconds: intLike(1, 86_400 * 31).default(60),
 });
-export type Budget = z.infer<typeof budgetSchema>;
+export type Limits = z.infer<typeof limitsSchema>;
+
+/** In-flight limits and the wait queue in front of them (src/admission). */
+export const admissionSchema = z.strictObject({
+  /** Longest a request over an in-flight limit waits for a slot; 0 refuses it at once. */
+  queueTimeoutMs: intLike(0, 600_000).default(10_000),
+  /** Most requests waiting on one limit, per replica; 0 refuses at once. */
+  queueMax: intLike(0, 100_000).default(100),
+  /** How long a lease outlives a replica that died holding it (refreshed every third of it while the request runs). */
+  leaseMs: intLike(300, 3_600_000).default(30_000),
+  /** Requests in flight at once for every key whose limits set no concurrency of its own. */
+  keyConcurrency: intLike(1, 1_000_000).optional(),
+}).prefault({});
 
 const serverSchema = z.strictObject({
   host: z.string().min(1).default('127.0.0.1'),
@@ -40,21 +53,28 @@ export const redisSchema = z.strictObject({
   commandTimeoutMs: intLike(10, 10_000).default(100),
 });
 
-export const keySchema = z.strictObject({
+/** Where a plugin may add fields to the config: keys, orgs, a key's or org's `limits`, routes, upstreams. */
+export type FieldPoint = 'keys' | 'orgs' | 'limits' | 'routes' | 'upstreams';
+
+// Keys, orgs, routes and upstreams are open to the fields plugins declare
+// (PluginDefinition.fields): the registry checks every field the core does
+// not know against them, and names any that nobody declared.
+export const keySchema = z.looseObject({
   id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 letters, digits, dot, dash or underscore'),
   sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be the 64 hex digits of the key\'s SHA-256 digest').transform((s) => s.toLowerCase()),
   org: z.string().min(1).optional(),
   models: z.array(z.string().min(1)).optional(),
-  limits: budgetSchema.optional(),
+  limits: limitsSchema.optional(),
   /** Order in a full queue for a concurrency limit: high first; low is shed first. */
   priority: z.enum(['high', 'normal', 'low']).optional(),
 });
 
-export const orgSchema = z.strictObject({ limits: budgetSchema.optional() }).nullable().transform((o) => o ?? {});
+export const orgShape = z.looseObject({ limits: limitsSchema.optional() });
+export const orgSchema = orgShape.nullable().transform((o) => o ?? {});
 
 const backendUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
 
-export const upstreamSchema = z.strictObject({
+export const upstreamSchema = z.looseObject({
   url: backendUrl.optional(),
   /** A fleet: several endpoints serving the same models; `url` is the one-endpoint form. */
   endpoints: z.array(z.strictObject({ url: backendUrl, weight: intLike(1, 1000).default(1) })).min(1).optional(),
@@ -103,14 +123,14 @@ export const upstreamSchema = z.strictObject({
   maxEventBytes: sizeLike.default(16 * 1024 ** 2),
   /** Message forms accepted on routes to this upstream, unless a route says otherwise. */
   dialect: z.enum(['interface', 'openai']).optional(),
-  /** Requests in flight to this upstream at once, across replicas (enforced by the rate-limit plugin). */
+  /** Requests in flight to this upstream at once, across replicas (src/admission). */
   maxInFlight: intLike(1, 1_000_000).optional(),
 });
 
 const endpointSchema = z.enum(['chat', 'images']);
 const versionSchema = z.enum(['v1', 'v2']);
 
-export const routeSchema = z.strictObject({
+export const routeSchema = z.looseObject({
   model: z.string().min(1),
   upstream: z.string().min(1),
   upstreamModel: z.string().min(1).optional(),
@@ -126,7 +146,7 @@ export const routeSchema = z.strictObject({
   continueOnFailure: z.boolean().optional(),
   /** This route's backends continue a final assistant message (vLLM: continue_final_message); params are added to such a request's body. */
   assistantPrefix: z.strictObject({ params: z.record(z.string(), z.unknown()).default({}) }).optional(),
-  /** Requests in flight on this route (model) at once, across replicas (enforced by the rate-limit plugin). */
+  /** Requests in flight on this route (model) at once, across replicas (src/admission). */
   maxInFlight: intLike(1, 1_000_000).optional(),
 });
 
@@ -158,6 +178,7 @@ export const pluginEntrySchema = z.looseObject({
 export const configSchema = z.strictObject({
   server: serverSchema,
   redis: redisSchema.optional(),
+  admission: admissionSchema,
   keys: z.array(keySchema).default([]),
   orgs: z.record(z.string(), orgSchema).default({}),
   upstreams: z.record(z.string(), upstreamSchema).default({}),

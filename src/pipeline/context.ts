@@ -100,6 +100,8 @@ export class Context implements RequestContext {
   readonly forwarding = new Forwarding();
   /** True once the response has closed (sent, failed, or the client left). */
   closed = false;
+  /** The in-flight slots the request holds (src/admission), given back once when it finishes. */
+  slots?: object;
   /** The request hooks still running, if one of them was asynchronous: onFinish waits for them. */
   requestHooks?: Promise<void>;
   /** Made only when a plugin asks for the signal: most requests never wait on anything. */

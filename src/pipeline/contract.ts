@@ -22,8 +22,11 @@ import type { z } from 'zod';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { ChatRequest, ImageRequest, Principal, RedisClient, Route } from '../types';
-import type { ConfigView, Endpoint, GatewayConfig, Version } from '../config/schema';
+import type { ConfigView, Endpoint, FieldPoint, GatewayConfig, Version } from '../config/schema';
 import type { GatewayError, Reason } from '../errors';
+import type { AdmissionService } from '../admission/types';
+
+export type { FieldPoint };
 
 export const PHASES = ['onRequest', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish', 'close'] as const;
 export type Phase = (typeof PHASES)[number];
@@ -136,7 +139,14 @@ export interface Services {
   redis?: RedisClient;
   /** Present in each worker when server.workers is above 1: the way to the primary, where state exact across workers lives. */
   cluster?: WorkerLink;
-  [name: string]: unknown;
+  /** With Redis: where the shared limits are decided, noted by every user of Redis, so an outage is logged once. */
+  storeHealth?: StoreHealthNotes;
+}
+
+/** Noted once per request whose shared limits were decided (see Services.storeHealth). */
+export interface StoreHealthNotes {
+  /** In the shared store, in-process because it could not answer (failMode open), or not at all (failMode closed). */
+  decided(inProcess: boolean, unavailable: boolean): void;
 }
 
 /** A worker's link to the primary (server.workers above 1). */
@@ -155,12 +165,17 @@ export interface PrimaryLink {
   onWorkerExit(listener: (worker: number) => void): void;
 }
 
-export interface PluginEnv {
-  /** The whole validated config: keys and orgs carry policy some plugins need. */
+export interface PluginEnv<Kept = undefined> {
+  /** The whole validated config: keys and orgs carry policy some plugins need (a plugin's own fields among them). */
   config: GatewayConfig;
   logger: Logger;
   services: Services;
+  /** In-flight limits and the wait queue of this config: slots a plugin holds are given back when the request finishes. */
+  admission: AdmissionService;
+  /** What the plugin's `keep` made for this process (the same object across reloads). */
+  kept: Kept;
 }
+
 
 /**
  * When a plugin's hooks run, whatever the config's order: every validate
@@ -171,7 +186,7 @@ export interface PluginEnv {
 export const STAGES = ['validate', 'admit', 'observe'] as const;
 export type Stage = (typeof STAGES)[number];
 
-export interface PluginDefinition<Settings = unknown, State = any> {
+export interface PluginDefinition<Settings = unknown, State = any, Kept = any> {
   name: string;
   /** Default: admit. */
   stage?: Stage;
@@ -180,12 +195,29 @@ export interface PluginDefinition<Settings = unknown, State = any> {
   /** Validates the plugin's entry in `plugins:` (without `name` and `module`). */
   schema: z.ZodType<Settings>;
   /**
+   * Fields the plugin adds to keys, orgs, limits, routes or upstreams (e.g.
+   * `limits: { requests: ..., tokens: ... }`), each a zod schema. The registry
+   * checks them at load with their paths, refuses a field nobody declared, and
+   * one whose plugin is not in the chain. The plugin reads them from env.config.
+   */
+  fields?: Readonly<Partial<Record<FieldPoint, Readonly<Record<string, z.ZodType>>>>>;
+  /** The error reasons the plugin raises, with their status: added to the catalogue when it is registered. */
+  reasons?: Readonly<Record<string, number>>;
+  /** The plugin counts every request on the metrics registry: without such a plugin in the chain, a metrics listener counts nothing (a warning at start). */
+  recordsRequests?: boolean;
+  /**
+   * Makes what the plugin keeps for the whole process (limiters whose counts
+   * must survive a reload, say): called once per process, the result handed
+   * to every create() as env.kept.
+   */
+  keep?(services: Services): Kept;
+  /**
    * Problems in the whole config that concern this plugin, each with its path;
    * called for every registered plugin, `active` telling whether the config runs it
    * (so a plugin can say its settings elsewhere would be silently off without it).
    */
   check?(config: ConfigView, active: boolean): string[];
-  create(settings: Settings, env: PluginEnv): Awaitable<PluginHooks<State>>;
+  create(settings: Settings, env: PluginEnv<Kept>): Awaitable<PluginHooks<State>>;
   /**
    * With server.workers above 1, runs once in the primary before the first
    * worker starts (a plugin a reload brings in: before that reload reaches the

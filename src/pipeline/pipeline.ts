@@ -2,7 +2,7 @@
 // with its plugin's name (for the logs) and its slot (for its per-request
 // state). Built once when the config loads.
 import type { Logger } from 'pino';
-import type { PluginDefinition, PluginEnv, PluginHooks } from './contract';
+import type { PluginDefinition, PluginEnv, PluginHooks, RequestContext } from './contract';
 import { checkHooks } from './hook-check';
 
 type Hooks = PluginHooks<unknown>;
@@ -25,12 +25,28 @@ export interface Pipeline {
 
 const PHASE_LISTS = ['onRequest', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish', 'close'] as const;
 
-export async function createPipeline(resolved: Array<{ def: PluginDefinition; settings: unknown }>, env: PluginEnv): Promise<Pipeline> {
+/**
+ * A step of the core's own among the request hooks: it runs after every
+ * validate-stage plugin and before the rest (admission takes its slots there,
+ * so bad input spends nothing and budgets count only admitted requests).
+ */
+export interface CoreStep {
+  name: string;
+  run(ctx: RequestContext): Promise<unknown> | undefined;
+}
+
+/** The env each plugin's create() gets: the config's, with what that plugin keeps for the process. */
+export type ChainEnv = Omit<PluginEnv, 'kept'> & { keptOf(def: PluginDefinition): unknown };
+
+export async function createPipeline(resolved: Array<{ def: PluginDefinition; settings: unknown }>, env: ChainEnv, core?: CoreStep): Promise<Pipeline> {
   const lists: Record<string, Array<{ name: string; slot: number; run: unknown }>> = Object.fromEntries(PHASE_LISTS.map((p) => [p, []]));
   const names: string[] = [];
   const states: Array<(() => unknown) | undefined> = [];
+  const { keptOf, ...shared } = env;
   for (const { def, settings } of resolved) {
-    const hooks = checkHooks(await def.create(settings, env), def.name) as Hooks;
+    if (core !== undefined && (def.stage ?? 'admit') !== 'validate') lists.onRequest.push(coreHook(core));
+    if ((def.stage ?? 'admit') !== 'validate') core = undefined;
+    const hooks = checkHooks(await def.create(settings, { ...shared, kept: keptOf(def) }), def.name) as Hooks;
     const slot = names.length;
     names.push(def.name);
     states.push(hooks.state?.bind(hooks));
@@ -39,8 +55,12 @@ export async function createPipeline(resolved: Array<{ def: PluginDefinition; se
       if (fn) lists[phase].push({ name: def.name, slot, run: fn.bind(hooks) });
     }
   }
+  if (core !== undefined) lists.onRequest.push(coreHook(core));
   return { ...(lists as unknown as Omit<Pipeline, 'names' | 'states' | 'logger'>), names, states, logger: env.logger };
 }
+
+/** The core's step as a request hook with no plugin state (slot -1). */
+const coreHook = (core: CoreStep) => ({ name: core.name, slot: -1, run: (ctx: RequestContext) => core.run(ctx) });
 
 /** Runs every plugin's close(); a failure is logged with the plugin's name, never thrown. */
 export async function closePipeline(pipeline: Pipeline): Promise<void> {

@@ -6,7 +6,9 @@
 import { isAbsolute, resolve } from 'node:path';
 import { formatPath } from '../config/issues';
 import type { ConfigView, PluginEntry } from '../config/schema';
+import { registerReasons } from '../errors';
 import { STAGES, type PluginDefinition } from './contract';
+import { fieldProblems } from '../config/fields';
 
 export function checkDefinition(def: unknown, where: string): PluginDefinition {
   const d = def as PluginDefinition | undefined;
@@ -26,15 +28,29 @@ export class PluginRegistry {
   register(definition: PluginDefinition): void {
     const def = checkDefinition(definition, `plugin ${String((definition as { name?: unknown })?.name)}`);
     if (this.known.has(def.name)) throw new Error(`plugin "${def.name}" is registered twice`);
+    if (def.reasons !== undefined) registerReasons(def.reasons, def.name);
     this.known.set(def.name, def);
   }
 
-  /** Every registered plugin's own cross-checks of the config, told whether the config runs it. */
-  check(config: ConfigView): string[] {
-    if (config.plugins === undefined) return []; // the list itself is invalid: which plugins run is unknown
-    const active = new Set(config.plugins.map((p) => p?.name));
-    return [...this.known.values()].flatMap((def) => def.check?.(config, active.has(def.name) || def.required === true) ?? []);
+  /** The registered definitions (the built-in ones first). */
+  definitions(): PluginDefinition[] {
+    return [...this.known.values()];
   }
+
+  /**
+   * The fields plugins add to the config, and every registered plugin's own
+   * cross-checks of it, each told whether the config runs it.
+   */
+  check(config: ConfigView, configDir?: string): string[] {
+    const names = config.plugins === undefined ? undefined : new Set(config.plugins.map((p) => p?.name));
+    const modules = configDir === undefined ? [] : moduleDefinitions(config, configDir);
+    const active = (def: PluginDefinition): boolean => names === undefined || modules.includes(def) || names.has(def.name) || def.required === true;
+    const defs = [...this.known.values()];
+    const fields = fieldProblems(config, [...defs, ...modules].map((def) => ({ name: def.name, fields: def.fields, active: active(def) })));
+    if (config.plugins === undefined) return fields; // the list itself is invalid: which plugins run is unknown
+    return [...fields, ...defs.flatMap((def) => def.check?.(config, active(def)) ?? [])];
+  }
+
 
   /**
    * The chain a config runs, in order: required plugins it leaves out (with
@@ -83,6 +99,14 @@ export class PluginRegistry {
   }
 }
 
+/** The definitions of the plugins a config loads by module path, as far as they load (their problems are reported with the chain). */
+function moduleDefinitions(config: ConfigView, configDir: string): PluginDefinition[] {
+  return (config.plugins ?? []).flatMap((entry) => {
+    if (entry?.module === undefined) return [];
+    try { return [loadModule(entry.module, configDir, '')]; } catch { return []; }
+  });
+}
+
 function loadModule(path: string, configDir: string, where: string): PluginDefinition {
   const full = isAbsolute(path) ? path : resolve(configDir, path);
   let mod: Record<string, unknown>;
@@ -92,6 +116,8 @@ function loadModule(path: string, configDir: string, where: string): PluginDefin
   } catch (err) {
     throw new Error(`${where}: cannot load "${path}": ${(err as Error).message.split('\n')[0]}`);
   }
-  return checkDefinition(mod.plugin ?? mod.default ?? mod, where);
+  const def = checkDefinition(mod.plugin ?? mod.default ?? mod, where);
+  if (def.reasons !== undefined) registerReasons(def.reasons, def.name);
+  return def;
 }
 

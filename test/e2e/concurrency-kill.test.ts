@@ -29,7 +29,8 @@ describe('a replica killed mid-stream', () => {
       keys: [key.entry],
       upstreams: { b: { url: backend.base, format: 'openai' } },
       routes: [{ model: '*', upstream: 'b' }],
-      plugins: [{ name: 'rate-limit', leaseMs: LEASE_MS, queueTimeoutMs: 20_000 }],
+      admission: { leaseMs: LEASE_MS, queueTimeoutMs: 20_000 },
+      plugins: [{ name: 'rate-limit' }],
     };
     replica = await spawnGateway(JSON.stringify({ server: { metrics: { port: 0 } }, ...config }));
     gw = await startGateway(config);

@@ -8,7 +8,6 @@ import { startGatedBackend, type GatedBackend } from '../support/gated-backend';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { cleanupRedis, startRedisServer, type RedisProcess } from '../support/redis';
 import { leases, queued, streamChat, until, type Streamed } from '../support/admission';
-import type { MemoryLeases } from '../../plugins/rate-limit/leases';
 
 jest.setTimeout(60_000);
 
@@ -30,10 +29,11 @@ describe('in-flight limits while Redis hangs and dies', () => {
     upstreams: { b: { url: backend.base, format: 'openai' } },
     routes: [{ model: '*', upstream: 'b' }],
     // A long lease: a slot leaked in Redis would still be there at the end.
-    plugins: [{ name: 'rate-limit', leaseMs: 60_000, queueTimeoutMs: 5_000 }],
+    admission: { leaseMs: 60_000, queueTimeoutMs: 5_000 },
+    plugins: [{ name: 'rate-limit' }],
   });
   const clientOf = (gw: TestGateway) => gw.gateway.services.redis as Redis;
-  const insurance = (gw: TestGateway) => (gw.gateway.services['rate-limit.leases'] as { insurance: MemoryLeases }).insurance;
+  const insurance = (gw: TestGateway) => gw.gateway.services.leases.insurance;
   const allReady = () => [a, b, closed].every((g) => clientOf(g).status === 'ready');
   const completed = (s: Streamed): boolean => s.status === 200 && s.body.includes('data: [DONE]');
 

@@ -30,7 +30,8 @@ describe('the wait queue for an in-flight limit', () => {
       orgs: { acme: { limits: { concurrency: 1 } } },
       upstreams: { b: { url: backend.base, format: 'openai' } },
       routes: [{ model: '*', upstream: 'b' }],
-      plugins: [{ name: 'rate-limit', queueTimeoutMs: 10_000, ...settings }],
+      admission: { queueTimeoutMs: 10_000, ...settings },
+      plugins: [{ name: 'rate-limit' }],
     });
     gateways.push(gw);
     return gw;

@@ -36,7 +36,8 @@ describe('in-flight limits across two replicas on a shared Redis', () => {
       redis: { url: sharedRedisUrl(), prefix },
       upstreams: { b: { url: backend.base, format: 'openai' } },
       routes: [{ model: '*', upstream: 'b' }],
-      plugins: [{ name: 'rate-limit', queueTimeoutMs: 20_000, leaseMs: 60_000, ...settings }],
+      admission: { queueTimeoutMs: 20_000, leaseMs: 60_000, ...settings },
+      plugins: [{ name: 'rate-limit' }],
       ...config,
     };
     const [a, b] = [await startGateway(full), await startGateway(full)];

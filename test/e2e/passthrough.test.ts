@@ -4,6 +4,7 @@
 import { request } from 'node:http';
 import pino from 'pino';
 import { validateConfig } from '../../src/config/load';
+import { gatewayConfigCheck } from '../../src/gateway';
 import { startRawBackend, EMBEDDINGS_ANSWER, SPEECH_EVENTS, type RawBackend } from '../support/raw-backend';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, call, postChunked, rawRequest } from '../support/http';
@@ -265,7 +266,7 @@ describe('pass-through routes', () => {
   it('takes new routes from a reload, keeping one proxy per upstream setting', async () => {
     const current = gw.gateway.state.runtime.config;
     const reload = (paths: string[]) => gw.gateway.swap({
-      config: validateConfig({ ...current, passthrough: [...current.passthrough, ...paths.map((path) => ({ path, upstream: 'emb' }))] }, 'passthrough.yaml'),
+      config: validateConfig({ ...current, passthrough: [...current.passthrough, ...paths.map((path) => ({ path, upstream: 'emb' }))] }, 'passthrough.yaml', process.env, gatewayConfigCheck()),
       file: 'passthrough.yaml',
     });
     expectError(await call('POST', `${gw.url}/v1/moderations`, '{}', { ...JSON_TYPE, ...bearer(alice.key) }), 404, 'not_found');

@@ -49,7 +49,7 @@ async function load(url: string, key: string, durationMs: number, atMs: number, 
   return out;
 }
 
-const TRANSITIONS = /^rate-limit: Redis (cannot answer|answers again)/;
+const TRANSITIONS = /^limits: Redis (cannot answer|answers again)/;
 
 describe('rate limits while Redis goes down and comes back', () => {
   let backend: Backend;

@@ -236,7 +236,8 @@ describe('rate limits on a shared Redis', () => {
     expect((await post(`${gw.url}/v1/chat/completions`, chat(), bearer(key.key))).status).toBe(200);
     const client = gw.gateway.services.redis;
     const { validateConfig } = await import('../../src/config/load');
-    await gw.gateway.swap({ file: 'inline.yaml', config: validateConfig({ server: { port: 0 }, redis: { url, prefix }, upstreams: { b: { url: backend.base, format: 'openai' } }, routes: [{ model: '*', upstream: 'b' }], ...config, plugins: [{ name: 'rate-limit' }] }, 'inline.yaml', {}) });
+    const { gatewayConfigCheck } = await import('../../src/gateway');
+    await gw.gateway.swap({ file: 'inline.yaml', config: validateConfig({ server: { port: 0 }, redis: { url, prefix }, upstreams: { b: { url: backend.base, format: 'openai' } }, routes: [{ model: '*', upstream: 'b' }], ...config, plugins: [{ name: 'rate-limit' }] }, 'inline.yaml', {}, gatewayConfigCheck()) });
     expect(gw.gateway.services.redis).toBe(client); // one connection for the process
     const after = await post(`${gw.url}/v1/chat/completions`, chat(), bearer(key.key));
     expect(after.headers['x-ratelimit-remaining-requests']).toBe('1');

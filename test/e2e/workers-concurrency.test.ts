@@ -40,7 +40,8 @@ describe('in-flight limits across two workers, no Redis', () => {
       keys: Object.values(keys).map((k) => k.entry),
       upstreams: { b: { url: backend.base, format: 'openai' } },
       routes: [{ model: '*', upstream: 'b' }],
-      plugins: [{ name: 'rate-limit', leaseMs: LEASE_MS, queueTimeoutMs: 60_000, queueMax: 1000 }, { name: 'metrics' }],
+      admission: { leaseMs: LEASE_MS, queueTimeoutMs: 60_000, queueMax: 1000 },
+      plugins: [{ name: 'rate-limit' }, { name: 'metrics' }],
     }));
     port = Number(new URL(gw.url).port);
   });
@@ -177,10 +178,10 @@ describe('in-flight limits across two workers, no Redis', () => {
       }
       expect(during.status).toBe(200);
       expect(during.body).toContain('data: [DONE]');
-      const down = await gw.waitForLog('rate-limit: the primary cannot answer; in-flight limits are counted in this worker with the same limits until it can (failMode open)', mark);
+      const down = await gw.waitForLog('limits: the primary cannot answer; in-flight limits are counted in this worker with the same limits until it can (failMode open)', mark);
       expect(down).toMatchObject({ level: 40, limiter: 'fallback' });
       expect((await viaAgent('stalled:3').done).status).toBe(200);
-      expect(await gw.waitForLog('rate-limit: the primary answers again; in-flight limits are shared across workers again', mark)).toMatchObject({ limiter: 'shared' });
+      expect(await gw.waitForLog('limits: the primary answers again; in-flight limits are shared across workers again', mark)).toMatchObject({ limiter: 'shared' });
       expect(gw.logs.slice(mark).filter((l) => l.limiter === 'fallback')).toHaveLength(1);
       expect(await total('sluice_limiter_fallback_total')).toBeGreaterThan(fallbackBefore);
     } finally {

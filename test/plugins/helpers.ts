@@ -1,7 +1,10 @@
 // A plugin's hooks on a small context, and its settings checked the way the
 // config loader checks them (problems with their paths).
-import type { PluginDefinition, PluginHooks, RequestContext } from '../../src/pipeline/contract';
-import type { PluginEntry } from '../../src/config/schema';
+import type { PluginDefinition, PluginEnv, PluginHooks, RequestContext, Services } from '../../src/pipeline/contract';
+import type { GatewayConfig, PluginEntry } from '../../src/config/schema';
+import { validateConfig } from '../../src/config/load';
+import { Admission } from '../../src/admission';
+import { LeasePools } from '../../src/admission/stores';
 import { PluginRegistry } from '../../src/pipeline/registry';
 import pino from 'pino';
 import { GatewayError } from '../../src/errors';
@@ -26,9 +29,19 @@ export function withState(hooks: PluginHooks<any>): Partial<TestHooks> {
   return out as Partial<TestHooks>;
 }
 
+/**
+ * The env a plugin's create() gets from the gateway: the config (an empty
+ * one unless given), its admission, and what the plugin keeps for the process.
+ */
+export function pluginEnv<K>(plugin: PluginDefinition<any, any, K>, config: GatewayConfig = validateConfig({}, '(inline)', {}), services: Services = {}, logger = pino({ level: 'silent' })): PluginEnv<K> {
+  const admission = new Admission(config, { ...services, leases: new LeasePools(services.cluster) }, logger);
+  return { config, logger, services, admission, kept: plugin.keep?.(services) as K };
+}
+
 export async function hooksOf<S>(plugin: PluginDefinition<S>, entry: Record<string, unknown> = {}): Promise<Partial<TestHooks>> {
+  new PluginRegistry([plugin]); // as the gateway does: its reasons join the catalogue
   const settings = plugin.schema.parse(entry);
-  return withState(await plugin.create(settings, { config: {} as never, logger: pino({ level: 'silent' }), services: {} }));
+  return withState(await plugin.create(settings, pluginEnv(plugin)));
 }
 
 /** The config problems for `plugins: [{ name, ...entry }]`. */

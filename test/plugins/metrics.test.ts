@@ -1,9 +1,8 @@
 // The metrics plugin's hooks on small contexts: registration survives config
 // reloads, labels stay bounded, gauges go up and come back down.
-import pino from 'pino';
 import { Registry } from 'prom-client';
 import { GatewayError, type Outcome, type RequestContext } from '../../src';
-import { withState } from './helpers';
+import { pluginEnv, withState } from './helpers';
 import { validateConfig } from '../../src/config/load';
 import { plugin } from '../../plugins/metrics';
 import { DURATION_BUCKETS, FIRST_BYTE_BUCKETS } from '../../plugins/metrics/metrics';
@@ -29,7 +28,7 @@ function context(overrides: Partial<RequestContext> = {}): RequestContext {
 const outcome = (status: number, reason: Outcome['reason'] = null): Outcome => ({ status, reason, aborted: reason === 'client_closed', durationMs: 12 });
 
 async function create(registry: Registry, cfg = config) {
-  return withState(await plugin.create({}, { config: cfg, logger: pino({ level: 'silent' }), services: { metrics: registry } }));
+  return withState(await plugin.create({}, pluginEnv(plugin, cfg, { metrics: registry })));
 }
 
 const scrape = async (registry: Registry) => parseExposition(await registry.metrics());
@@ -137,7 +136,7 @@ describe('metrics plugin', () => {
   });
 
   it('refuses to start without a registry to write to', async () => {
-    await expect(async () => plugin.create({}, { config, logger: pino({ level: 'silent' }), services: {} })).rejects.toThrow(/services\.metrics/);
+    await expect(async () => plugin.create({}, pluginEnv(plugin, config, {}))).rejects.toThrow(/services\.metrics/);
   });
 
   it('uses ascending buckets from milliseconds to minutes', () => {

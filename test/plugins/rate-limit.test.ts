@@ -5,12 +5,13 @@ import Redis from 'ioredis';
 import { Counter, Registry } from 'prom-client';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { plugin } from '../../plugins/rate-limit';
-import { decidedInProcess, InsuranceLimiter, limiterSource } from '../../plugins/rate-limit/limiters';
-import { FALLBACK_TOTAL, limiterMetrics, REDIS_UP } from '../../plugins/rate-limit/metrics';
+import { decidedInProcess, InsuranceLimiter, LimiterPools } from '../../plugins/rate-limit/limiters';
+import { FALLBACK_TOTAL, StoreHealth } from '../../src/redis/store-health';
+import { REDIS_UP, watchRedisUp } from '../../src/redis/metrics';
 import { ConfigError, validateConfig } from '../../src/config/load';
 import { GatewayError } from '../../src/errors';
 import type { Outcome, PluginHooks, RequestContext, Services, Usage } from '../../src/pipeline/contract';
-import { withState } from './helpers';
+import { pluginEnv, withState } from './helpers';
 import { gatewayConfigCheck } from '../../src/gateway';
 
 function capture() {
@@ -27,7 +28,7 @@ const config = validateConfig({
   ],
   orgs: { acme: { limits: { requests: 100, windowSeconds: 60 } }, open: {} },
   plugins: [{ name: 'rate-limit' }],
-}, 'inline.yaml', {});
+}, 'inline.yaml', {}, gatewayConfigCheck());
 
 interface TestCtx extends RequestContext { headers: Record<string, string> }
 
@@ -48,9 +49,11 @@ const ok: Outcome = { status: 200, reason: null, aborted: false, durationMs: 1 }
 const usage = (total: number, estimated = false): Usage => ({ prompt_tokens: 1, completion_tokens: total - 1, total_tokens: total, estimated });
 const flush = () => new Promise((r) => setImmediate(r));
 
-async function make(services: Services = {}, defaults?: object) {
+/** The plugin as a gateway creates it; `kept` is what the process keeps across reloads. */
+async function make(services: Services = {}, defaults?: object, kept?: LimiterPools) {
   const { logger, lines } = capture();
-  const hooks = await plugin.create(plugin.schema.parse(defaults ? { defaults } : {}), { config, logger, services }) as PluginHooks<any>;
+  const env = pluginEnv(plugin, config, services, logger);
+  const hooks = await plugin.create(plugin.schema.parse(defaults ? { defaults } : {}), { ...env, kept: kept ?? env.kept }) as PluginHooks<any>;
   return { hooks: withState(hooks), lines };
 }
 
@@ -144,11 +147,11 @@ describe('rate-limit plugin, memory store', () => {
     expect(free.headers).toEqual({});
   });
 
-  it('keeps in-memory counts across a reload (create() again with the same services)', async () => {
-    const services: Services = {};
-    const { hooks } = await make(services);
+  it('keeps in-memory counts across a reload (create() again with what the process kept)', async () => {
+    const kept = new LimiterPools(undefined);
+    const { hooks } = await make({}, undefined, kept);
     await hooks.onRequest!(ctx('k'));
-    const { hooks: reloaded } = await make(services);
+    const { hooks: reloaded } = await make({}, undefined, kept);
     const c = ctx('k');
     await reloaded.onRequest!(c);
     expect(c.headers['x-ratelimit-remaining-requests']).toBe('1');
@@ -157,7 +160,7 @@ describe('rate-limit plugin, memory store', () => {
 
 describe('rate-limit limiters', () => {
   it('shares one limiter between equal budgets', () => {
-    const limiterFor = limiterSource({ failMode: 'open', services: {} });
+    const limiterFor = new LimiterPools(undefined).source(undefined, 'open');
     expect(limiterFor(5, 60)).toBe(limiterFor(5, 60));
     expect(limiterFor(5, 60)).not.toBe(limiterFor(5, 30));
   });
@@ -174,19 +177,20 @@ describe('rate-limit limiters', () => {
   });
 });
 
-describe('rate-limit metrics', () => {
-  it('registers each metric once per registry, however often create() runs', async () => {
+describe('shared-store metrics', () => {
+  it('registers each metric once per registry, however often a gateway is built on it', async () => {
     const registry = new Registry();
     const redis = new Redis({ lazyConnect: true });
     try {
       const services: Services = { metrics: registry, redis };
-      const first = limiterMetrics(services);
-      const second = limiterMetrics(services);
-      expect(second.fallback).toBe(first.fallback);
+      watchRedisUp(registry, services);
+      watchRedisUp(registry, services);
+      new StoreHealth(pino({ level: 'silent' }), 'redis', registry).decided(true, false);
+      new StoreHealth(pino({ level: 'silent' }), 'redis', registry);
       expect(registry.getSingleMetric(FALLBACK_TOTAL)).toBeInstanceOf(Counter);
       const text = await registry.metrics();
       expect(text).toContain(`${REDIS_UP} 0`);
-      expect(text).toContain(`${FALLBACK_TOTAL} 0`);
+      expect(text).toContain(`${FALLBACK_TOTAL} 1`);
       await make(services);
       await make(services);
     } finally {
@@ -194,25 +198,34 @@ describe('rate-limit metrics', () => {
     }
   });
 
-  it('registers no Redis gauge without Redis, and nothing without a registry', () => {
+  it('registers no Redis gauge without Redis', () => {
     const registry = new Registry();
-    limiterMetrics({ metrics: registry });
+    watchRedisUp(registry, {});
     expect(registry.getSingleMetric(REDIS_UP)).toBeUndefined();
-    expect(limiterMetrics({})).toEqual({});
   });
 });
 
 describe('rate-limit config check', () => {
-  it('refuses limits when the rate-limit plugin is not in the chain', () => {
-    // The plugin's own check, run for every registered plugin whether the config runs it or not.
+  it('refuses budgets when the rate-limit plugin is not in the chain (its fields, declared on limits)', () => {
     const check = gatewayConfigCheck();
     const raw = { keys: [{ id: 'k', sha256: 'a'.repeat(64), limits: { requests: 1 } }] };
     expect(() => validateConfig(raw, 'inline.yaml', {}, check)).toThrow(ConfigError);
-    expect(() => validateConfig(raw, 'inline.yaml', {}, check)).toThrow(/keys\[0\]\.limits: limits need the rate-limit plugin/);
-    expect(() => validateConfig({ orgs: { acme: { limits: { tokens: 5 } } } }, 'inline.yaml', {}, check)).toThrow(/orgs\.acme\.limits/);
+    expect(() => validateConfig(raw, 'inline.yaml', {}, check)).toThrow(/keys\[0\]\.limits\.requests: requests needs the rate-limit plugin/);
+    expect(() => validateConfig({ orgs: { acme: { limits: { tokens: 5 } } } }, 'inline.yaml', {}, check)).toThrow(/orgs\.acme\.limits\.tokens/);
     expect(() => validateConfig({ ...raw, plugins: [{ name: 'rate-limit' }] }, 'inline.yaml', {}, check)).not.toThrow();
+  });
+
+  it('checks its fields with their paths, and names a field nobody declared', () => {
+    const check = gatewayConfigCheck();
+    const bad = { keys: [{ id: 'k', sha256: 'a'.repeat(64), limits: { requests: 0, tokenz: 5 } }], plugins: [{ name: 'rate-limit' }] };
+    const problems = (() => { try { validateConfig(bad, 'inline.yaml', {}, check); return []; } catch (err) { return (err as ConfigError).problems; } })();
+    expect(problems).toEqual(expect.arrayContaining([expect.stringMatching(/^keys\[0\]\.limits\.requests: /), 'keys[0].limits.tokenz: unknown field']));
+  });
+
+  it('keeps in-flight limits in the core: no plugin needed, and the old settings say where they went', () => {
+    const check = gatewayConfigCheck();
     const upstreams = { b: { url: 'http://127.0.0.1:1/v1', maxInFlight: 4 } };
-    expect(() => validateConfig({ upstreams }, 'inline.yaml', {}, check)).toThrow(/upstreams\.b\.maxInFlight: limits need the rate-limit plugin/);
-    expect(() => validateConfig({ upstreams: { b: { url: 'http://127.0.0.1:1/v1' } }, routes: [{ model: 'm', upstream: 'b', maxInFlight: 2 }] }, 'inline.yaml', {}, check)).toThrow(/routes\[0\]\.maxInFlight/);
+    expect(() => validateConfig({ upstreams, keys: [{ id: 'k', sha256: 'a'.repeat(64), limits: { concurrency: 2 } }] }, 'inline.yaml', {}, check)).not.toThrow();
+    expect(() => validateConfig({ plugins: [{ name: 'rate-limit', queueTimeoutMs: 5 }] }, 'inline.yaml', {}, check)).toThrow(/plugins\[0\]\.queueTimeoutMs: moved: set admission\.queueTimeoutMs instead/);
   });
 });

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { validateConfig } from '../../src/config/load';
-import { createGateway, type Gateway } from '../../src/gateway';
+import { createGateway, gatewayConfigCheck, type Gateway } from '../../src/gateway';
 import { hashKey } from '../../src/auth/keys';
 import type { PluginDefinition } from '../../src/pipeline/contract';
 import { startMetricsServer, type MetricsServer } from '../../src/metrics/server';
@@ -40,7 +40,7 @@ export const silentLogger = () => pino({ level: process.env.TEST_LOG_LEVEL ?? 's
 
 export async function startGateway(config: Record<string, unknown>, opts: { file?: string; plugins?: PluginDefinition[]; metrics?: { token?: string }; logger?: pino.Logger } = {}): Promise<TestGateway> {
   const file = opts.file ?? `${process.cwd()}/test/inline.yaml`;
-  const validated = validateConfig({ server: { port: 0 }, ...config, upstreams: withoutEjection(config.upstreams) }, file, { ...process.env, PORT: '' });
+  const validated = validateConfig({ server: { port: 0 }, ...config, upstreams: withoutEjection(config.upstreams) }, file, { ...process.env, PORT: '' }, gatewayConfigCheck(opts.plugins));
   const gateway = await createGateway({ config: validated, file }, opts.logger ?? silentLogger(), opts.plugins ?? []);
   const metrics = opts.metrics && await startMetricsServer(gateway.services.metrics!, { host: '127.0.0.1', port: 0, token: opts.metrics.token });
   const server = createPublicServer(gateway.app, validated.server);

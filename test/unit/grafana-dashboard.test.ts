@@ -6,13 +6,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import pino from 'pino';
 import { registerMetrics } from '../../plugins/metrics/metrics';
 import { plugin as metricsPlugin } from '../../plugins/metrics';
 import { recorderFor } from '../../plugins/metrics/recorder';
 import { validateConfig } from '../../src/config/load';
 import { createMetricsRegistry } from '../../src/metrics/registry';
 import { parseExposition, promtool } from '../support/metrics';
+import { pluginEnv } from '../plugins/helpers';
 
 const dashboard = JSON.parse(readFileSync(join(__dirname, '..', '..', 'config', 'grafana-dashboard.json'), 'utf8'));
 const panels: any[] = dashboard.panels.filter((p: any) => p.type !== 'row');
@@ -94,7 +94,7 @@ describe('grafana dashboard', () => {
 async function healthyExposition(): Promise<string> {
   const config = validateConfig({ upstreams: { b: { url: 'http://127.0.0.1:1/v1' } }, routes: [{ model: 'demo-chat', upstream: 'b' }] }, '(inline)', {});
   const registry = createMetricsRegistry();
-  await metricsPlugin.create({}, { config, logger: pino({ level: 'silent' }), services: { metrics: registry } });
+  await metricsPlugin.create({}, pluginEnv(metricsPlugin, config, { metrics: registry }));
   recorderFor(registry).request('chat', 'v1', 'demo-chat', 200, '');
   return registry.metrics();
 }

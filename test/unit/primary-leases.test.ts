@@ -1,7 +1,7 @@
 // The primary's record of the workers' in-flight leases (server.workers above
 // 1, no Redis): a limit holds across workers, a worker's exit frees what it
 // held, and a worker refused on a limit is woken when a slot there frees.
-import { PrimaryLeases } from '../../plugins/rate-limit/primary-leases';
+import { PrimaryLeases } from '../../src/admission/primary-leases';
 
 const settled = async <T>(p: T | Promise<T>): Promise<T | 'pending'> => Promise.race([Promise.resolve(p), new Promise<'pending'>((r) => setImmediate(() => r('pending')))]);
 

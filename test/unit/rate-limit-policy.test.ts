@@ -1,8 +1,10 @@
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { formatReset, rateLimited, refusalMessage, retryAfterSeconds } from '../../plugins/rate-limit/headers';
+import { rateLimited, refusalMessage } from '../../plugins/rate-limit/headers';
+import { formatReset, retryAfterSeconds } from '../../src/admission/refusals';
 import { hashTag, hashTagOf, storeKey } from '../../plugins/rate-limit/keys';
 import { admitted, compilePolicies, decide, type Policy } from '../../plugins/rate-limit/policy';
 import { validateConfig } from '../../src/config/load';
+import { gatewayConfigCheck } from '../../src/gateway';
 import { reservationOf, settlement, usedTokens } from '../../plugins/rate-limit/reservation';
 import type { RequestContext } from '../../src/pipeline/contract';
 
@@ -62,9 +64,9 @@ describe('rate-limit: policies and decisions', () => {
     ],
     orgs: { acme: { limits: { requests: 50, tokens: 1000, windowSeconds: 60 } }, open: {} },
     plugins: [{ name: 'rate-limit' }],
-  }, 'inline.yaml', {});
+  }, 'inline.yaml', {}, gatewayConfigCheck());
   const limiterFor = (points: number, duration: number) => new RateLimiterMemory({ points, duration });
-  const policies = compilePolicies(config, { requests: 3, windowSeconds: 60 }, 'p:', limiterFor);
+  const policies = compilePolicies(config, { requests: 3, tokens: undefined, windowSeconds: 60 }, 'p:', limiterFor);
 
   it('gives a key its own budgets (or the defaults) plus its org\'s; keys with none are absent', () => {
     const own = policies.get('own')!;

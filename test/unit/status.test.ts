@@ -1,5 +1,7 @@
 import { badAnswer, fromSocketError, fromUpstreamStatus } from '../../src/proxy/status';
-import { errorBody, GatewayError, REASONS } from '../../src/errors';
+import { catalogueReasons, errorBody, GatewayError, registerReasons } from '../../src/errors';
+import { PluginRegistry } from '../../src/pipeline/registry';
+import { builtinPlugins } from '../../plugins';
 import { mediaTypeProblem } from '../../src/api/json-body';
 
 const socketError = (code: string): NodeJS.ErrnoException => Object.assign(new Error(code), { code });
@@ -70,12 +72,23 @@ describe('badAnswer', () => {
 });
 
 describe('error catalogue', () => {
+  // The catalogue as a gateway has it: the core's reasons and the built-in plugins' (content_filter is the content filter's).
+  beforeAll(() => new PluginRegistry(builtinPlugins));
+
   it('has the statuses the issue fixes', () => {
-    expect(REASONS).toMatchObject({
+    expect(Object.fromEntries(catalogueReasons().map((r) => [r.reason, r.status]))).toMatchObject({
       invalid_json: 400, invalid_request: 400, content_filter: 400, unauthorized: 401, model_not_allowed: 403, not_found: 404,
       model_not_found: 404, method_not_allowed: 405, payload_too_large: 413, unsupported_media_type: 415, rate_limited: 429,
       internal_error: 500, upstream_error: 502, upstream_timeout: 504,
     });
+  });
+
+  it('takes a plugin\'s reasons with their status, and refuses one that would change a status', () => {
+    expect(catalogueReasons()).toContainEqual({ reason: 'content_filter', status: 400, owner: 'content-filter' });
+    expect(() => registerReasons({ content_filter: 403 }, 'another')).toThrow(/already in the catalogue with status 400 \(content-filter\)/);
+    expect(() => registerReasons({ upstream_error: 500 }, 'another')).toThrow(/status 502 \(the core\)/);
+    expect(() => registerReasons({ 'Bad-Name': 400 }, 'another')).toThrow(/lower_snake_case/);
+    expect(new GatewayError('content_filter', 'no').status).toBe(400);
   });
 
   it('serialises exactly {error: {message, param, reason, status, code, type}}', () => {

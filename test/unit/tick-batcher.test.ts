@@ -1,7 +1,7 @@
 // How a worker's calls to the primary are gathered into messages
 // (plugins/rate-limit/tick-batcher.ts), on a link whose answers the test
 // releases by hand, so what is in flight when is exact.
-import { LATER_MS, TickBatcher } from '../../plugins/rate-limit/tick-batcher';
+import { LATER_MS, TickBatcher } from '../../src/cluster/tick-batcher';
 import type { WorkerLink } from '../../src';
 
 interface Sent { calls: number[]; answer(values: string[]): void; fail(err: Error): void }

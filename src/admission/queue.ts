@@ -10,11 +10,11 @@
 // in order; one blocked by a limit holds back everyone behind it on that limit.
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
-import type { GatewayError } from '../../src';
+import type { GatewayError } from '../errors';
 import { attempt, release, type Held, type Tried } from './attempt';
-import { limiterUnavailable, tooManyInFlight, type QueueRefusal } from './headers';
+import { limiterUnavailable, tooManyInFlight, type QueueRefusal } from './refusals';
 import type { LeaseStore } from './leases';
-import type { ConcurrencyLimit } from './scopes';
+import type { ConcurrencyLimit } from './types';
 
 export const POLL_MS = 100;
 
@@ -78,6 +78,15 @@ export class AdmissionQueue {
   release(held: Held): void {
     this.observer.held(held, -1);
     release(this.store, held);
+  }
+
+  /** Gives back the slots of `held` under `limits`; what it still holds after, or undefined when nothing. */
+  releaseSome(held: Held, limits: readonly ConcurrencyLimit[]): Held | undefined {
+    const gone = held.limits.filter((l) => limits.includes(l));
+    if (gone.length === 0) return held;
+    this.release({ ...held, limits: gone });
+    const rest = held.limits.filter((l) => !limits.includes(l));
+    return rest.length === 0 ? undefined : { ...held, limits: rest };
   }
 
   close(): void {

@@ -8,10 +8,10 @@
 // tried again as soon as a slot frees on any worker, and no message flows
 // while nothing waits. Interest is noted with the refusal itself, so a
 // release between the refusal and the poll is not missed.
-import type { PrimaryLink } from '../../src';
+import type { PrimaryLink } from '../pipeline/contract';
 
-export const LEASES_CHANNEL = 'rate-limit.leases';
-export const WAKE_CHANNEL = 'rate-limit.leases.wake';
+export const LEASES_CHANNEL = 'sluice.leases';
+export const WAKE_CHANNEL = 'sluice.leases.wake';
 /** Longest the primary holds a worker's poll with nothing freed before it answers false. */
 export const POLL_WAIT_MS = 5_000;
 

@@ -4,14 +4,12 @@
 //   sluice_concurrency_queue_wait_seconds{outcome}     how long they waited, by how the wait ended
 //   sluice_concurrency_shed_total{scope,priority,reason}  requests refused over an in-flight limit
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { Services } from '../../src';
+import type { StoreHealthNotes } from '../pipeline/contract';
 import type { Held, Tried } from './attempt';
-import type { StoreHealth } from './health';
-import type { LimiterMetrics } from './metrics';
 import type { AdmissionObserver } from './queue';
-import { PRIORITIES, type LeaseScope } from './scopes';
+import { PRIORITIES } from './scopes';
 
-const SCOPES: readonly LeaseScope[] = ['key', 'org', 'model', 'upstream'];
+const SCOPES = ['key', 'org', 'model', 'upstream'] as const;
 const REASONS = ['none', 'full', 'timeout', 'displaced'] as const;
 
 function metric<T>(registry: Registry, name: string, make: () => T): T {
@@ -49,23 +47,17 @@ function queueMetrics(registry: Registry): QueueMetrics {
 }
 
 /** What the queue reports, into the metrics (when there is a registry) and the store-health log. */
-export function admissionObserver(services: Services, limiter: LimiterMetrics, health: StoreHealth | undefined, anyLimit: boolean): AdmissionObserver {
-  const m = services.metrics === undefined ? undefined : queueMetrics(services.metrics);
+export function admissionObserver(registry: Registry | undefined, health: StoreHealthNotes | undefined, anyLimit: boolean): AdmissionObserver {
+  const m = registry === undefined ? undefined : queueMetrics(registry);
   if (m !== undefined && anyLimit) {
     for (const priority of PRIORITIES) m.length.labels(priority).inc(0);
     for (const scope of SCOPES) for (const priority of PRIORITIES) for (const reason of REASONS) m.shed.labels(scope, priority, reason).inc(0);
   }
-  const held = (h: Held, delta: 1 | -1): void => {
-    if (m !== undefined) for (const l of h.limits) m.inflight.labels(l.scope, l.name).inc(delta);
-  };
   return {
-    decided(tried: Tried) {
-      if (tried.inProcess) limiter.fallback?.inc();
-      health?.note(tried.unavailable ? 'unavailable' : tried.inProcess ? 'fallback' : 'shared');
-    },
+    decided: (tried: Tried) => health?.decided(tried.inProcess, tried.unavailable),
     queued: (rank, delta) => m?.length.labels(PRIORITIES[rank]).inc(delta),
     waited: (outcome, seconds) => m?.wait.labels(outcome).observe(seconds),
     shed: (limit, rank, why) => m?.shed.labels(limit.scope, PRIORITIES[rank], why).inc(),
-    held,
+    held: (h: Held, delta: 1 | -1) => { if (m !== undefined) for (const l of h.limits) m.inflight.labels(l.scope, l.name).inc(delta); },
   };
 }
