@@ -24,5 +24,5 @@ EXPOSE 8080 9464
 HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
   CMD node -e "require('http').get('http://127.0.0.1:'+(process.env.PORT||8080)+'/healthz',r=>process.exit(r.statusCode===200?0:1)).on('error',()=>process.exit(1))"
 # The server is PID 1 itself, so `docker kill --signal=HUP` reloads and `docker stop` drains.
-# A larger young generation: fewer garbage-collection pauses under per-request churn (see README, Production).
+# A larger young generation: fewer garbage-collection pauses under per-request churn (see docs/operations.md, Memory and garbage collection).
 CMD ["node", "--max-semi-space-size=32", "dist/src/cli/main.js", "serve"]

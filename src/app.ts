@@ -101,7 +101,7 @@ function methodNotAllowed(allow: string) {
 }
 
 /**
- * The operator's pass-through routes (README, Pass-through routes), looked up
+ * The operator's pass-through routes (docs/passthrough.md), looked up
  * in the runtime current at arrival, so a reload adds and removes them. A path
  * no route serves goes on to the 404.
  */

@@ -158,7 +158,7 @@ const passthroughPath = new RegExp(`^/v[12](?:(?:/${PASSTHROUGH_SEGMENT})+(?:/\\
 
 export const PASSTHROUGH_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
-/** A route that passes another endpoint of a backend through unchanged (see README, Pass-through routes). */
+/** A route that passes another endpoint of a backend through unchanged (see docs/passthrough.md). */
 export const passthroughSchema = z.strictObject({
   path: z.string().regex(passthroughPath, 'must start with /v1/ or /v2/, then path segments of letters, digits, ".", "_", "~" or "-" (no "." or ".." segment), optionally ending in /* for every path below it'),
   upstream: z.string().min(1),

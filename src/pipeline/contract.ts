@@ -9,7 +9,7 @@
 //   onFinish        always, once: success, error or client abort; sees usage and outcome
 //   close           when the config that created the plugin is retired
 //
-// Example (plugins/limits is a complete one; the README shows one with state):
+// Example (plugins/limits is a complete one; docs/plugins.md shows one with state):
 //   export const plugin: PluginDefinition<{ max: number }> = {
 //     name: 'max-messages', stage: 'validate', schema: z.strictObject({ max: z.number() }),
 //     create: ({ max }) => ({ onRequest(ctx) { if ((ctx.chat?.messages.length ?? 0) > max) throw new GatewayError(...) } }),

@@ -1,7 +1,7 @@
 // The `sluice` command, run as a real process: help and version as every CLI
 // gives them, a created key that authenticates once pasted into a config (the
-// README's own example against the shipped config), and `config check`
-// reporting every problem of a broken file, with its path, in one round.
+// example of docs/operations.md's Keys section, against the shipped config),
+// and `config check` reporting every problem of a broken file, with its path, in one round.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -64,9 +64,9 @@ describe('sluice keys', () => {
     }
   });
 
-  it('runs the README\'s keys create example verbatim, and its entry works in the shipped config', async () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const line = /^npx sluice (keys create [^#\n]*?)\s*(#.*)?$/m.exec(readme);
+  it('runs the keys create example of docs/operations.md verbatim, and its entry works in the shipped config', async () => {
+    const page = readFileSync(join(ROOT, 'docs', 'operations.md'), 'utf8');
+    const line = /^npx sluice (keys create [^#\n]*?)\s*(#.*)?$/m.exec(page);
     expect(line).not.toBeNull();
     const args = line![1].match(/'[^']*'|\S+/g)!.map((a) => a.replace(/^'(.*)'$/, '$1'));
     const out = execFileSync(process.execPath, [CLI_JS, ...args], { encoding: 'utf8' });

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 
 export const ROOT = join(__dirname, '..', '..');
 export const CLI_JS = join(ROOT, 'dist', 'src', 'cli', 'main.js');
-/** The Node flag production runs with (README, Production). */
+/** The Node flag production runs with (docs/operations.md). */
 export const NODE_FLAGS = ['--max-semi-space-size=32'];
 
 export { freePort };
