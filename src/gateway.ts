@@ -36,8 +36,7 @@ export function warnIfMetricsUncounted(listenerOn: boolean, config: Pick<Gateway
   if (!listenerOn) return;
   const counting = plugins.filter((def) => def.recordsRequests === true);
   if (config.plugins.some((p) => counting.some((def) => def.name === p.name))) return;
-  const names = counting.map((def) => def.name).join(' or ');
-  logger.warn({ fix: `add "- { name: ${counting[0]?.name ?? 'metrics'} }" last in plugins, or set server.metrics.port: 0` }, `metrics listener is on but no plugin in plugins counts requests (${names}): no request is counted`);
+  logger.warn({ fix: `add "- { name: ${counting[0]?.name ?? 'metrics'} }" last in plugins, or set server.metrics.port: 0` }, 'metrics listener is on but no plugin in plugins counts requests: no request is counted');
 }
 
 /** The checks every config gets, with the built-in plugins (and any extra ones): a start, a reload, `sluice config check`. */

@@ -7,7 +7,7 @@ import { bearer, call, post, postSse } from '../support/http';
 import { freePort, spawnGateway, type GatewayProcess } from '../support/process';
 
 const chat = (model: string, stream = false) => ({ model, stream, messages: [{ role: 'user', content: 'hello' }] });
-const UNCOUNTED = 'metrics listener is on but no plugin in plugins counts requests (metrics): no request is counted';
+const UNCOUNTED = 'metrics listener is on but no plugin in plugins counts requests: no request is counted';
 const done = (events: Array<{ data: string }>) => events.at(-1)?.data === '[DONE]';
 
 function configYaml(backend: Backend, keys: Array<Record<string, unknown>>, extra: Record<string, unknown> = {}, metricsPort = 0): string {
