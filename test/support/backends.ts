@@ -13,15 +13,10 @@
 //   reset-*     destroys the connection before any answer
 // SSE answers send `events` content events `gapMs` apart; every event's send
 // time is recorded so tests can compare it with arrival at the client.
-import { startJsonServer } from './json-server';
+import { startRecordingServer, type RecordedRequest } from './json-server';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-export interface RecordedRequest {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: any;
-}
+export type { RecordedRequest };
 
 export interface BackendOptions {
   format: 'openai' | 'native';
@@ -58,10 +53,8 @@ function send(res: ServerResponse, status: number, body: unknown, replies?: stri
 
 export async function startBackend(options: BackendOptions): Promise<Backend> {
   const backend: Backend = { url: '', base: '', requests: [], sentAt: [], sentData: [], replies: [], aborted: 0, options, close: async () => undefined };
-  const server = await startJsonServer((req, res, body) => {
-    backend.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-    void handle(backend, req, res, body);
-  });
+  const server = await startRecordingServer((req, res, body) => { void handle(backend, req, res, body); });
+  backend.requests = server.requests;
   backend.url = server.url;
   backend.base = server.base;
   backend.close = server.close;

@@ -15,6 +15,18 @@ export interface JsonServer {
   close(): Promise<void>;
 }
 
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: any;
+}
+
+export interface RecordingServer extends JsonServer {
+  /** Every request so far, in arrival order, kept before `handle` sees it. */
+  requests: RecordedRequest[];
+}
+
 export async function startJsonServer(handle: (req: IncomingMessage, res: ServerResponse, body: any) => void, port = 0): Promise<JsonServer> {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -32,4 +44,14 @@ export async function startJsonServer(handle: (req: IncomingMessage, res: Server
     server, port: bound, url, base: `${url}/v1`,
     close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };
+}
+
+/** A JsonServer that records every request (method, url, headers, parsed body) before handing it on. */
+export async function startRecordingServer(handle: (req: IncomingMessage, res: ServerResponse, body: any) => void): Promise<RecordingServer> {
+  const requests: RecordedRequest[] = [];
+  const server = await startJsonServer((req, res, body) => {
+    requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+    handle(req, res, body);
+  });
+  return { ...server, requests };
 }

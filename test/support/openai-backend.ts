@@ -9,10 +9,9 @@
 // Usage:
 //   const backend = await startOpenAIBackend();
 //   upstreams: { b: { url: backend.base, format: 'openai' } }
-import { startJsonServer } from './json-server';
+import { startRecordingServer, type RecordedRequest } from './json-server';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { answerFor, completionChunks, completionJson } from './openai-answers';
-import type { RecordedRequest } from './backends';
 
 export interface OpenAIBackend {
   url: string;
@@ -83,11 +82,8 @@ function handle(req: IncomingMessage, res: ServerResponse, body: any): void {
 }
 
 export async function startOpenAIBackend(): Promise<OpenAIBackend> {
-  const requests: RecordedRequest[] = [];
-  const server = await startJsonServer((req, res, body) => {
-    requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-    handle(req, res, body);
-  });
+  const server = await startRecordingServer(handle);
+  const { requests } = server;
   return {
     url: server.url,
     base: server.base,

@@ -1,0 +1,92 @@
+// The two-turn script the agent backends play, whatever the wire protocol:
+// while the conversation holds no tool result, ask for one tool call (the
+// Read tool on `readPath` when it is offered, else the client's shell tool
+// running `command`); once a result is back, answer with text that quotes
+// it, so a test proves the tool ran and its output reached the model.
+// A request that offers no tool we know (a title or quota call) gets a
+// short plain answer.
+
+export interface AgentScript {
+  /** The shell command asked for when the client offers a shell tool. */
+  command: string;
+  /** The absolute path the Read tool is asked to read, when it is offered. */
+  readPath?: string;
+}
+
+/** A tool the request offers, as the protocol names it. */
+export interface ToolOffer {
+  name: string;
+  /** function: JSON arguments; custom: free text (Codex's code-mode `exec`); local_shell: Responses' built-in. */
+  kind: 'function' | 'custom' | 'local_shell';
+}
+
+/** What the script reads from a request, decoded by each protocol. */
+export interface TurnView {
+  tools: ToolOffer[];
+  /** The text of the latest tool result, when the conversation has one. */
+  toolResult?: string;
+}
+
+export type ScriptStep =
+  | { kind: 'call'; preamble: string; name: string; tool: ToolOffer['kind']; args: Record<string, unknown>; input: string }
+  | { kind: 'answer'; text: string };
+
+export const PREAMBLE = 'Running the tool first.';
+export const FINAL_PREFIX = 'The tool returned:';
+export const PLAIN_ANSWER = 'Sluice agent test';
+
+/** The answer to a turn that carries a tool result: its text, quoted. */
+export const finalAnswer = (toolResult: string): string => `${FINAL_PREFIX}\n${toolResult.trim()}`;
+
+// Codex's code mode runs JavaScript whose nested tools include exec_command.
+const codeModeInput = (command: string): string =>
+  `const r = await tools.exec_command({ cmd: ${JSON.stringify(command)} });\ntext(r.output);`;
+
+/** The shell tools each client version has offered, with the arguments each takes. */
+const SHELL_FUNCTIONS: Array<[string, (command: string) => Record<string, unknown>]> = [
+  ['exec_command', (cmd) => ({ cmd })],
+  ['shell_command', (command) => ({ command })],
+  ['shell', (command) => ({ command: ['bash', '-lc', command] })],
+  ['Bash', (command) => ({ command })],
+];
+
+function call(name: string, tool: ToolOffer['kind'], args: Record<string, unknown>, input = JSON.stringify(args)): ScriptStep {
+  return { kind: 'call', preamble: PREAMBLE, name, tool, args, input };
+}
+
+export function nextStep(script: AgentScript, view: TurnView): ScriptStep {
+  if (view.toolResult !== undefined) return { kind: 'answer', text: finalAnswer(view.toolResult) };
+  const offered = (name: string, kind: ToolOffer['kind']) => view.tools.some((t) => t.name === name && t.kind === kind);
+  if (script.readPath !== undefined && offered('Read', 'function')) return call('Read', 'function', { file_path: script.readPath });
+  for (const [name, args] of SHELL_FUNCTIONS) {
+    if (offered(name, 'function')) return call(name, 'function', args(script.command));
+  }
+  if (view.tools.some((t) => t.kind === 'local_shell')) {
+    return call('local_shell', 'local_shell', { type: 'exec', command: ['bash', '-lc', script.command], timeout_ms: 10_000 });
+  }
+  if (offered('exec', 'custom')) return call('exec', 'custom', {}, codeModeInput(script.command));
+  return { kind: 'answer', text: PLAIN_ANSWER };
+}
+
+/** Text out of a tool result's content: a string, or parts carrying `text`. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((part) => (typeof part?.text === 'string' ? part.text : '')).join('');
+}
+
+/** A usage-ish token count for a request body, enough for count_tokens and usage fields. */
+export const roughTokens = (body: unknown): number => Math.max(1, Math.ceil(JSON.stringify(body ?? '').length / 4));
+
+/** Text cut into the small pieces a stream's deltas carry. */
+export const pieces = (text: string): string[] => text.match(/[\s\S]{1,8}/g) ?? [''];
+
+/** One server-sent event: an `event:` line when the protocol names its events, then the JSON data. */
+export const sseFrame = (data: unknown, event?: string): string =>
+  `${event === undefined ? '' : `event: ${event}\n`}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
+
+/** A protocol's answer to one turn, both ways: the JSON body and the SSE frames of the stream. */
+export interface WireAnswer {
+  json: unknown;
+  frames: string[];
+}
