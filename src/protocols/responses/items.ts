@@ -44,9 +44,11 @@ export function historyItems(req: ResponsesRequest, response: { output: readonly
 
 export interface InputItemsQuery { after?: string; limit: number; order: 'asc' | 'desc' }
 
+const DIGITS = /^[0-9]+$/;
 const querySchema = z.looseObject({
   after: z.string().min(1).optional(),
-  limit: z.coerce.number().int().min(1).max(100).optional(),
+  // A query string carries numbers as text: digits read as the number; anything else is refused as what it is.
+  limit: z.preprocess((v) => (typeof v === 'string' && DIGITS.test(v) ? Number(v) : v), z.number().int().min(1).max(100)).optional(),
   order: z.enum(['asc', 'desc']).optional(),
 });
 
