@@ -92,6 +92,8 @@ describe('toChat: input items', () => {
     ] }], [{ role: 'user', content: [
       { type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'low' } }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
     ] }], ['content:input_file', 'content:input_image']],
+    ['a user message whose only part a chat backend cannot take', [{ role: 'user', content: [{ type: 'input_file', file_id: 'file_2' }] }],
+      [{ role: 'user', content: '' }], ['content:input_file']],
     ['a custom tool call and a local shell call, with their outputs', [
       { type: 'custom_tool_call', call_id: 'c1', name: 'apply_patch', input: '*** Begin Patch' },
       { type: 'custom_tool_call_output', call_id: 'c1', output: 'Done' },
@@ -137,6 +139,7 @@ describe('toChat: request fields', () => {
     ['what asks for nothing', { truncation: 'disabled', include: [], background: false, client_metadata: {}, top_logprobs: 0 }, {}, []],
     ['a chat server\'s own fields', { top_k: 20, repetition_penalty: 1.05, chat_template_kwargs: { enable_thinking: false } },
       { top_k: 20, repetition_penalty: 1.05, chat_template_kwargs: { enable_thinking: false } }, []],
+    ['chat\'s own structure, which the translation writes', { messages: [{ role: 'user', content: 'other' }], n: 3 }, {}, []],
   ])('%s', (_what, fields, params, dropped) => {
     expect(translate({ input: 'x', ...fields })).toMatchObject({ params, dropped });
     expect(Object.keys(translate({ input: 'x', ...fields }).params).sort()).toEqual(Object.keys(params).sort());

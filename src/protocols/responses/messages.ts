@@ -51,7 +51,9 @@ export function itemsToMessages(items: readonly InputItem[], messages: ChatMessa
 
 function pushMessage(item: MessageItem, messages: ChatMessage[], dropped: Set<string>): void {
   if (item.role === 'user') {
-    messages.push({ role: 'user', content: typeof item.content === 'string' ? item.content : userParts(item.content, dropped) });
+    const parts = typeof item.content === 'string' ? item.content : userParts(item.content, dropped);
+    // A message whose every part was dropped keeps its turn, empty: chat servers refuse an empty list of parts.
+    messages.push({ role: 'user', content: parts.length === 0 ? '' : parts });
     return;
   }
   const content = joinText(item.content, dropped);

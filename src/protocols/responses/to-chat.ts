@@ -29,11 +29,12 @@ const UNUSABLE = ['include', 'truncation', 'prompt_cache_key', 'prompt_cache_ret
   'background', 'conversation', 'prompt', 'context_management', 'moderation', 'stream_options', 'max_tool_calls', 'top_logprobs'];
 
 /**
- * Fields read below, the ones above, and the ones for the gateway itself (store, metadata, stream). Any other
- * field passes to the backend as sent: the extras chat servers take (top_k, repetition_penalty, chat_template_kwargs).
+ * Fields read below, the ones above, the ones for the gateway itself (store, metadata, stream), and chat's own
+ * structure, which the translation writes (messages; n, as one choice is read). Any other field passes to the
+ * backend as sent: the extras chat servers take (top_k, repetition_penalty, chat_template_kwargs).
  */
 const NOT_PASSED = new Set(['model', 'input', 'instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'text', 'reasoning', 'max_output_tokens',
-  'temperature', 'top_p', 'user', 'service_tier', 'metadata', 'store', 'stream', 'previous_response_id', ...UNUSABLE]);
+  'temperature', 'top_p', 'user', 'service_tier', 'metadata', 'store', 'stream', 'previous_response_id', 'messages', 'n', ...UNUSABLE]);
 
 // Chat backends take low, medium and high; OpenAI's extremes map to the nearest.
 const EFFORT: Record<string, string> = { minimal: 'low', xhigh: 'high' };
