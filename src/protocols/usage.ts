@@ -2,6 +2,7 @@
 // reported, in one shape, whichever protocol the client or backend speaks.
 // A translator returns undefined when the backend reported none, so the
 // caller can estimate (and say so) instead of counting zero.
+import { isObject } from './json';
 
 export interface ProtocolUsage {
   input_tokens: number;
@@ -17,8 +18,7 @@ export interface ProtocolUsage {
 /** A token count: a whole number, not negative. A backend's nonsense reads as absent. */
 export const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
 
-const field = (value: unknown, key: string): unknown =>
-  value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+const field = (value: unknown, key: string): unknown => (isObject(value) ? value[key] : undefined);
 
 /** A chat-completions usage object ({prompt_tokens, completion_tokens, *_details}), or undefined without both counts. */
 export function chatUsage(raw: unknown): ProtocolUsage | undefined {

@@ -5,13 +5,12 @@
 //
 //   const { body, usage } = fromChatJson(await upstream.json(), { id: newResponseId(), createdAt, model, request });
 import { GatewayError } from '../../errors';
+import { isObject, type Json } from '../json';
 import { chatUsage, type ProtocolUsage } from '../usage';
 import { functionCallItem, itemStatusOf, messageItem, newId, outcomeOf, reasoningItem, responseObject } from './output';
 import { namespacedFunctions } from './tools';
 import type { OutputItem, ResponseMeta, ResponseObject } from './types';
 
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 const stringOr = (v: unknown, fallback: string): string => (typeof v === 'string' ? v : fallback);
 
 /** The reasoning text of a chat message or delta: vLLM and SGLang send reasoning_content, some servers reasoning. */

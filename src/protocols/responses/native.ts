@@ -5,10 +5,8 @@
 //   const seen = new ResponsesObserver();
 //   for each parsed event: seen.observe(event); relay it as it came
 //   if (!seen.done) the stream was cut; seen.usage, seen.response for the log and storage
+import { isObject, type Json } from '../json';
 import { isCount, type ProtocolUsage } from '../usage';
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** A Responses usage object ({input_tokens, output_tokens, *_details}), or undefined without both counts. */
 export function responsesUsageOf(raw: unknown): ProtocolUsage | undefined {

@@ -11,14 +11,12 @@
 //
 //   const s = new ResponsesStream(meta);
 //   send(s.start()); for each chunk: send(s.push(chunk)); send(s.end());   // or s.fail(error) after a failure
+import { isObject, type Json } from '../json';
 import { chatUsage, type ProtocolUsage } from '../usage';
 import { reasoningOf } from './from-chat';
 import { functionCallItem, itemStatusOf, messageItem, newId, outcomeOf, outputText, reasoningItem, responseObject } from './output';
 import { namespacedFunctions, type FunctionName } from './tools';
 import type { ItemStatus, OutputItem, ResponseMeta, ResponseObject, ResponsesEvent } from './types';
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 interface OpenItem { kind: 'reasoning' | 'message' | 'function_call'; index: number; id: string; text: string; callId?: string; fn?: FunctionName }
 
