@@ -69,8 +69,12 @@ describe('fromChatJson', () => {
     expect(fromChatJson(completion(message, 'stop'), metaFor(agentsRequest())).body.output).toEqual(output);
   });
 
-  it('reports no usage when the backend sent none, so the caller can estimate', () => {
-    const { body, usage } = fromChatJson(completion({ content: 'x' }, 'stop'), metaFor(agentsRequest()));
+  it.each([
+    ['none', undefined],
+    ['counts that are not counts', { prompt_tokens: -3, completion_tokens: 2 }],
+    ['one count only', { prompt_tokens: 3 }],
+  ])('reports no usage when the backend sent %s, so the caller can estimate', (_what, raw) => {
+    const { body, usage } = fromChatJson(completion({ content: 'x' }, 'stop', raw), metaFor(agentsRequest()));
     expect(usage).toBeUndefined();
     expect(body.usage).toBeNull();
   });
