@@ -34,8 +34,9 @@ export class MessageAccumulator {
     if (message === undefined) return;
     if (event.type === 'message_stop') this.stopped = true;
     else if (event.type === 'message_delta') this.addMessageDelta(message, event);
-    else if (event.type === 'content_block_start' && typeof event.index === 'number' && isObject(event.content_block)) {
-      message.content[event.index] = { ...event.content_block } as unknown as Message['content'][number];
+    // Blocks come in order; an index out of it (or absurdly far) is a backend's error, not a reason to grow an array.
+    else if (event.type === 'content_block_start' && event.index === message.content.length && isObject(event.content_block)) {
+      message.content.push({ ...event.content_block } as unknown as Message['content'][number]);
     } else if (event.type === 'content_block_delta' && typeof event.index === 'number' && isObject(event.delta)) {
       this.addBlockDelta(message, event.index, event.delta);
     } else if (event.type === 'content_block_stop' && typeof event.index === 'number') {
@@ -52,7 +53,7 @@ export class MessageAccumulator {
     if ('stop_sequence' in delta) message.stop_sequence = delta.stop_sequence as string | null;
     // Counts in message_delta are totals for the whole message: a present one replaces, never adds.
     if (isObject(event.usage)) {
-      for (const [key, value] of Object.entries(event.usage)) if (value !== null) (message.usage as unknown as Loose)[key] = value;
+      for (const [key, value] of Object.entries(event.usage)) if (value !== null && key !== '__proto__') (message.usage as unknown as Loose)[key] = value;
     }
   }
 
