@@ -97,15 +97,32 @@ describe('toChat: content', () => {
   });
 
   it('sends earlier thinking back as reasoning when asked', () => {
-    const body = { messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: [{ type: 'thinking', thinking: 'hmm', signature: 's' }, { type: 'text', text: 'a' }] }] };
+    const body = { messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: [{ type: 'thinking', thinking: 'hmm', signature: 's' }, { type: 'text', text: 'a' }] }, { role: 'user', content: 'more' }] };
     expect(translate(body).messages[1]).toEqual({ role: 'assistant', content: 'a' });
     const kept = translate(body, { reasoningHistory: true });
     expect(kept.messages[1]).toEqual({ role: 'assistant', content: 'a', reasoning: 'hmm', reasoning_content: 'hmm' });
     expect(kept.dropped).toEqual([]);
   });
 
+  it('sends no system message for an empty system', () => {
+    expect(translate({ system: [] }).messages).toEqual([{ role: 'user', content: 'hi' }]);
+    expect(translate({ system: '' }).messages).toEqual([{ role: 'user', content: 'hi' }]);
+  });
+
+  it('asks the backend to continue a final assistant message when the route says how, and names it dropped otherwise', () => {
+    const prefill = { messages: [{ role: 'user', content: 'JSON please' }, { role: 'assistant', content: '{"' }] };
+    const continued = translate(prefill, { assistantPrefix: { continue_final_message: true, add_generation_prompt: false } });
+    expect(continued.params).toMatchObject({ continue_final_message: true, add_generation_prompt: false });
+    expect(continued.messages.at(-1)).toEqual({ role: 'assistant', content: '{"' });
+    expect(continued.dropped).toEqual([]);
+    const plain = translate(prefill);
+    expect(plain.params).not.toHaveProperty('continue_final_message');
+    expect(plain.dropped).toEqual(['assistant_prefill']);
+  });
+
   it('gives an assistant turn of only thinking an empty content', () => {
-    expect(translate({ messages: [{ role: 'assistant', content: [{ type: 'redacted_thinking', data: 'x' }] }] }).messages).toEqual([{ role: 'assistant', content: '' }]);
+    const turns = [{ role: 'user', content: 'q' }, { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'x' }] }, { role: 'user', content: 'again' }];
+    expect(translate({ messages: turns }).messages[1]).toEqual({ role: 'assistant', content: '' });
   });
 });
 

@@ -19,7 +19,8 @@ const JOIN = '\n\n';
 
 export function chatMessages(req: Pick<MessagesRequest, 'system' | 'messages'>, dropped: Set<string>, options: MessageOptions = {}): TranslatedMessage[] {
   const out: TranslatedMessage[] = [];
-  if (req.system !== undefined) out.push({ role: 'system', content: systemText(req.system, dropped) });
+  const system = req.system === undefined ? '' : systemText(req.system, dropped);
+  if (system !== '') out.push({ role: 'system', content: system });
   for (const m of req.messages) {
     if (m.role === 'system') out.push({ role: 'system', content: systemText(m.content, dropped) });
     else if (m.role === 'user') userMessages(m.content, out, dropped);

@@ -14,6 +14,12 @@ import { isCustomTool, type MessagesRequest } from './request';
 export interface ToChatOptions extends MessageOptions {
   /** What to do with a tool the provider would run (web search, code execution): drop it (default) or refuse the request. */
   serverTools?: 'drop' | 'refuse';
+  /**
+   * The body fields that make this backend continue a final assistant message
+   * (Messages' prefill), e.g. vLLM's `{continue_final_message: true, add_generation_prompt: false}`.
+   * Without them a prefill is sent as a finished turn, and named in `dropped` as `assistant_prefill`.
+   */
+  assistantPrefix?: Readonly<Record<string, unknown>>;
 }
 
 export interface ChatTranslation {
@@ -40,6 +46,10 @@ export function toChat(req: MessagesRequest, options: ToChatOptions = {}): ChatT
   for (const key in req.metadata) if (key !== 'user_id') dropped.add(`metadata.${key}`);
   toolParams(req, params, dropped, options);
   thinkingParams(req, params, dropped);
+  if (req.messages.at(-1)?.role === 'assistant') {
+    if (options.assistantPrefix) Object.assign(params, options.assistantPrefix);
+    else dropped.add('assistant_prefill');
+  }
   for (const key in req) if (!TRANSLATED.has(key)) dropped.add(key);
   return { messages, params, dropped: [...dropped] };
 }
