@@ -1,9 +1,16 @@
 // Token usage as every protocol translator returns it: what the backend
-// reported, in one shape, whichever protocol the client or backend speaks.
-// A translator returns undefined when the backend reported none, so the
-// caller can estimate (and say so) instead of counting zero.
+// reported, in one shape, whichever protocol the client or backend speaks,
+// so budgets and metrics need not know which one ran. A translator returns
+// undefined when the backend reported none, so the caller can estimate (and
+// say so) instead of counting zero.
 import { isObject } from './json';
 
+/**
+ * `input_tokens` counts every prompt token the backend processed, cached or
+ * not; `cached_input_tokens` is the part of it read from a prompt cache and
+ * `cache_creation_input_tokens` the part written to one (Anthropic's
+ * backends report both; a chat backend reports only reads).
+ */
 export interface ProtocolUsage {
   input_tokens: number;
   output_tokens: number;
@@ -11,7 +18,7 @@ export interface ProtocolUsage {
   cached_input_tokens?: number;
   /** Output tokens spent on reasoning (part of output_tokens). */
   reasoning_tokens?: number;
-  /** Input tokens written to the prompt cache (Anthropic reports them apart from input_tokens). */
+  /** Input tokens written to the prompt cache (part of input_tokens). */
   cache_creation_input_tokens?: number;
 }
 
