@@ -1,9 +1,13 @@
 import { messagesErrorBody, messagesErrorStatus, messagesErrorType, streamErrorEvent } from '../../src/protocols/messages/errors';
-import { REASONS, type Reason } from '../../src/errors';
+import { catalogueReasons, statusOf } from '../../src/errors';
+import { PluginRegistry } from '../../src/pipeline/registry';
+import { builtinPlugins } from '../../plugins';
 
 describe('Messages errors', () => {
+  // The catalogue as a gateway has it, the built-in plugins' reasons included.
+  new PluginRegistry(builtinPlugins);
   // Every reason in the catalogue, with the status and type a Messages client sees.
-  const table: Record<Reason, [number, string]> = {
+  const table: Record<string, [number, string]> = {
     invalid_json: [400, 'invalid_request_error'],
     invalid_request: [400, 'invalid_request_error'],
     content_filter: [400, 'invalid_request_error'],
@@ -27,10 +31,14 @@ describe('Messages errors', () => {
     client_closed: [499, 'invalid_request_error'],
   };
 
+  it('covers every reason of the catalogue', () => {
+    expect(Object.keys(table).sort()).toEqual(catalogueReasons().map((r) => r.reason).sort());
+  });
+
   it.each(Object.entries(table))('answers %s with its status and Anthropic\'s type', (reason, [status, type]) => {
-    const sent = messagesErrorStatus(REASONS[reason as Reason], reason);
+    const sent = messagesErrorStatus(statusOf(reason), reason);
     expect([sent, messagesErrorType(sent)]).toEqual([status, type]);
-    expect(JSON.parse(messagesErrorBody(REASONS[reason as Reason], reason, 'What to fix.'))).toEqual({
+    expect(JSON.parse(messagesErrorBody(statusOf(reason), reason, 'What to fix.'))).toEqual({
       type: 'error', error: { type, message: 'What to fix.', details: { error_code: reason } },
     });
   });

@@ -4,7 +4,7 @@
 // `details.error_code` carries the gateway's reason (the SDKs expose it as
 // `errorCode`); the status picks `error.type`. An unavailable pool answers
 // 529 `overloaded_error`, which the SDKs retry with backoff.
-import { REASONS, type Reason } from '../../errors';
+import { statusOf } from '../../errors';
 import type { ErrorEvent } from './types';
 
 export type MessagesErrorType =
@@ -58,7 +58,7 @@ export interface StreamFailure { type: string; code: string; message: string }
  */
 export function streamErrorEvent(failure: StreamFailure, requestId?: string): ErrorEvent {
   const type = ERROR_TYPES.has(failure.type) ? failure.type
-    : messagesErrorType(messagesErrorStatus(Object.hasOwn(REASONS, failure.code) ? REASONS[failure.code as Reason] : 500, failure.code));
+    : messagesErrorType(messagesErrorStatus(statusOf(failure.code), failure.code));
   return errorObject(type, failure.code, failure.message, { requestId });
 }
 
