@@ -11,7 +11,10 @@ import { runFinishHooks } from './pipeline/runner';
 import type { RequestContext } from './pipeline/contract';
 import type { Runtime } from './runtime';
 import { chatCompletions, imageGenerations, listModels, retrieveModel, type ApiRequest } from './api/handlers';
-import { authenticate, authorizationOf } from './auth/keys';
+import { apiKeyOf, authenticate, authorizationOf } from './auth/keys';
+import type { ClientProtocol } from './types';
+import { countMessageTokens, messages } from './api/messages';
+import { responses } from './api/responses';
 import { errorMiddleware, sendError, toGatewayError } from './api/errors';
 import { sendJson } from './api/json';
 import { logAccess } from './api/access-log';
@@ -32,9 +35,11 @@ const VERSIONS: readonly Version[] = ['v1', 'v2'];
 type ContextEndpoint = RequestContext['endpoint'];
 
 /** Starts an API request: its context, the runtime it keeps, and its finish when the response closes. */
-function begin(state: GatewayState, version: Version, endpoint: ContextEndpoint, req: Request, res: Response): Context {
+function begin(state: GatewayState, version: Version, endpoint: ContextEndpoint, req: Request, res: Response, protocol: ClientProtocol = 'chat'): Context {
   const runtime = state.runtime;
-  const ctx = new Context(version, endpoint, req, res);
+  const ctx = new Context(version, endpoint, req, res, protocol);
+  // Anthropic's SDKs read the request id from request-id.
+  if (protocol === 'messages') res.setHeader('request-id', ctx.id);
   (req as ApiRequest).runtime = runtime;
   if (!state.ready) res.setHeader('connection', 'close');
   runtime.hold();
@@ -57,10 +62,10 @@ function begin(state: GatewayState, version: Version, endpoint: ContextEndpoint,
 }
 
 /** begin, then the key: the context, or undefined when the key was refused (the 401 went to next). */
-function beginWithKey(state: GatewayState, version: Version, endpoint: ContextEndpoint, req: Request, res: Response, next: NextFunction): Context | undefined {
-  const ctx = begin(state, version, endpoint, req, res);
+function beginWithKey(state: GatewayState, version: Version, endpoint: ContextEndpoint, req: Request, res: Response, next: NextFunction, protocol: ClientProtocol = 'chat'): Context | undefined {
+  const ctx = begin(state, version, endpoint, req, res, protocol);
   try {
-    ctx.principal = authenticate((req as ApiRequest).runtime.keys, authorizationOf(req));
+    ctx.principal = authenticate((req as ApiRequest).runtime.keys, protocol === 'messages' ? apiKeyOf(req) : authorizationOf(req));
   } catch (err) {
     next(err);
     return undefined;
@@ -75,9 +80,9 @@ type EndpointHandler = (req: Request, res: Response, next: NextFunction) => Prom
  * The steps run in sequence here rather than as separate router layers: this
  * is the hot path, and each router hop costs more than the step it runs.
  */
-function apiRoute(state: GatewayState, version: Version, endpoint: Endpoint | 'models', handle: EndpointHandler, readsBody: boolean) {
+function apiRoute(state: GatewayState, version: Version, endpoint: Endpoint | 'models', handle: EndpointHandler, readsBody: boolean, protocol: ClientProtocol = 'chat') {
   return (req: Request, res: Response, next: NextFunction): void => {
-    if (beginWithKey(state, version, endpoint, req, res, next) === undefined) return;
+    if (beginWithKey(state, version, endpoint, req, res, next, protocol) === undefined) return;
     const runtime = (req as ApiRequest).runtime;
     const run = (err?: unknown): void => {
       if (err) return next(err);
@@ -137,6 +142,10 @@ export function createApp(state: GatewayState): GatewayHandler {
     router.get(`/${v}/models`, apiRoute(state, v, 'models', listModels, false));
     router.get(`/${v}/models/*id`, apiRoute(state, v, 'models', retrieveModel, false));
   }
+  // The agents' protocols, where their clients look for them: OpenAI's Responses API and Anthropic's Messages API.
+  router.post('/v1/responses', apiRoute(state, 'v1', 'chat', responses, true, 'responses'));
+  router.post('/v1/messages', apiRoute(state, 'v1', 'chat', messages, true, 'messages'));
+  router.post('/v1/messages/count_tokens', apiRoute(state, 'v1', 'models', countMessageTokens, true, 'messages'));
   router.get('/healthz', (req, res) => { requestIdOf(req, res); sendJson(res, 200, { status: 'ok' }); });
   router.get('/readyz', (req, res) => { requestIdOf(req, res); sendJson(res, state.ready ? 200 : 503, { status: state.ready ? 'ready' : 'not ready' }); });
   // A GET route answers HEAD too, so Allow names both.
@@ -146,6 +155,9 @@ export function createApp(state: GatewayState): GatewayHandler {
     router.all(`/${v}/models`, methodNotAllowed('GET, HEAD'));
     router.all(`/${v}/models/*id`, methodNotAllowed('GET, HEAD'));
   }
+  router.all('/v1/responses', methodNotAllowed('POST'));
+  router.all('/v1/messages', methodNotAllowed('POST'));
+  router.all('/v1/messages/count_tokens', methodNotAllowed('POST'));
   router.all('/healthz', methodNotAllowed('GET, HEAD'));
   router.all('/readyz', methodNotAllowed('GET, HEAD'));
   router.use(passthroughRoutes(state));

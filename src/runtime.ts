@@ -17,6 +17,8 @@ import { Admission } from './admission';
 import type { LeasePools } from './admission/stores';
 import { createUpstream, type Upstream } from './proxy/upstream';
 import { createReply, type Reply } from './proxy/reply';
+import { droppedReporter, type DroppedReporter } from './api/dropped';
+import type { ResponseKeeper } from './proxy/exchanges/responses';
 import { fleetMetrics, type FleetMetrics } from './fleet/metrics';
 import { scoredMetrics } from './fleet/scored-metrics';
 import { startDemoBackend, type DemoBackend } from './demo/backend';
@@ -40,6 +42,10 @@ export interface Runtime {
   readonly admission: Admission;
   /** The one writer of a forwarded request's response. */
   readonly reply: Reply;
+  /** Where a translation says what it left out (header, log, counter). */
+  readonly dropped: DroppedReporter;
+  /** The Responses API's stored turns, when the gateway keeps them. */
+  readonly responses?: ResponseKeeper;
   /** Counts a request that runs under this runtime. */
   hold(): void;
   /** Its request is done; a retired runtime closes after its last one. */
@@ -155,6 +161,7 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     parseJson: jsonBodyReader(config.server.bodyLimit),
     admission,
     reply,
+    dropped: droppedReporter(deps.services.metrics, deps.logger),
     hold: () => { inflight++; },
     release: () => { if (--inflight === 0) retired?.(); },
     retire: () => new Promise<void>((resolve) => {

@@ -11,6 +11,9 @@ export interface Principal {
   mayUse: (model: string) => boolean;
 }
 
+/** The API a client speaks: chat completions, OpenAI's Responses API, or Anthropic's Messages API. */
+export type ClientProtocol = 'chat' | 'responses' | 'messages';
+
 /** Which message forms a route accepts: the interface's (default) or OpenAI's. */
 export type Dialect = 'interface' | 'openai';
 
@@ -28,6 +31,8 @@ export interface Route {
   continueOnFailure: boolean;
   /** Set when this route's backends continue a given assistant message: the body fields that ask for it. */
   assistantPrefix?: { params: Readonly<Record<string, unknown>> };
+  /** Responses and Messages requests translated for a chat backend: tools only the protocol's provider runs are dropped, or refused. */
+  hostedTools: 'drop' | 'refuse';
 }
 
 export interface TextPart { type: 'text'; text: string }

@@ -9,16 +9,21 @@ import { errorBody, GatewayError, isGatewayError } from '../errors';
 import { contextOf, requestIdOf } from '../pipeline/context';
 import { runHeadHooks } from '../pipeline/runner';
 import type { ApiRequest } from './handlers';
+import type { ClientProtocol } from '../types';
+import { messagesErrorBody, messagesErrorStatus } from '../protocols/messages/errors';
 
 export function toGatewayError(err: unknown): GatewayError {
   if (isGatewayError(err)) return err;
   return new GatewayError('internal_error', 'The gateway failed to handle this request. Try again; if it keeps failing, tell the gateway operator and quote the x-request-id header.');
 }
 
-export function sendError(res: ServerResponse, error: GatewayError): void {
+/** The error response in the client's protocol: the interface's error object, or Anthropic's on the Messages API. */
+export function sendError(res: ServerResponse, error: GatewayError, protocol: ClientProtocol = 'chat', requestId?: string): void {
   const headers: Record<string, string> = { ...error.headers };
   if (error.status === 401) headers['www-authenticate'] = 'Bearer';
-  sendJson(res, error.status, errorBody(error), headers);
+  if (protocol !== 'messages') return sendJson(res, error.status, errorBody(error), headers);
+  const status = messagesErrorStatus(error.status, error.reason);
+  sendJson(res, status, messagesErrorBody(error.status, error.reason, error.message, { requestId, param: error.param ?? undefined }), headers);
 }
 
 export function errorMiddleware(logger: Logger) {
@@ -36,6 +41,6 @@ export function errorMiddleware(logger: Logger) {
     if (error.reason === 'client_closed' || ctx?.closed) return;
     if (res.headersSent) return void res.destroy();
     if (ctx) runHeadHooks((req as ApiRequest).runtime.pipeline, ctx, { status: error.status, stream: false }, logger);
-    sendError(res, error);
+    sendError(res, error, ctx?.protocol, ctx?.id);
   };
 }

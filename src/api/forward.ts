@@ -9,12 +9,15 @@ import { openaiFormat } from '../proxy/formats/openai';
 import { estimateTokens } from '../proxy/usage';
 import type { Route } from '../routing/routes';
 import type { Runtime } from '../runtime';
+import type { Exchange } from '../proxy/exchange';
 
 const UPSTREAM_PATH: Record<Endpoint, string> = { chat: '/chat/completions', images: '/images/generations' };
 
-export function forwardTo(runtime: Runtime, ctx: Context, endpoint: Endpoint, route: Route, model: string): void {
+/** Sends the request on its route; a request of another client protocol in the format its exchange chooses for that upstream. */
+export function forwardTo(runtime: Runtime, ctx: Context, endpoint: Endpoint, route: Route, model: string, exchange?: Exchange): void {
   const upstream = runtime.upstreams.get(route.upstream)!;
-  upstream.forward(ctx, UPSTREAM_PATH[endpoint], upstream.format.requestBody(ctx, route.upstreamModel ?? model));
+  const format = exchange === undefined ? upstream.format : exchange.formatFor(upstream);
+  upstream.forward(ctx, format.path ?? UPSTREAM_PATH[endpoint], format.requestBody(ctx, route.upstreamModel ?? model), format);
 }
 
 /**
@@ -42,11 +45,12 @@ export class FallbackChain implements Fallbacks {
   /** Whether a cut stream may still be continued: once, and only the text of one choice. */
   private continues: boolean;
 
-  constructor(private readonly runtime: Runtime, private readonly ctx: Context, private readonly endpoint: Endpoint, route: Route) {
+  constructor(private readonly runtime: Runtime, private readonly ctx: Context, private readonly endpoint: Endpoint, route: Route, private readonly exchange?: Exchange) {
     this.left = [...route.fallbacks];
     this.dialect = route.dialect;
     this.failoverOn = route.failoverOn;
-    this.continues = route.continueOnFailure && ctx.stream && ctx.chat !== undefined && (ctx.chat.model_params.n ?? 1) === 1;
+    // Continuing a cut stream is a chat completion's: another protocol's stream ends with its own failure events.
+    this.continues = route.continueOnFailure && ctx.stream && ctx.protocol === 'chat' && ctx.chat !== undefined && (ctx.chat.model_params.n ?? 1) === 1;
     if (this.continues) ctx.forwarding.relayedText = '';
   }
 
@@ -57,8 +61,9 @@ export class FallbackChain implements Fallbacks {
     for (let id = this.left.shift(); id !== undefined; id = this.left.shift()) {
       const next = runtime.routes.resolve(id, this.endpoint, ctx.version);
       if (next === undefined || !ctx.principal!.mayUse(id) || (this.dialect === 'openai' && next.dialect !== 'openai')) continue;
+      if (this.exchange !== undefined && !this.exchange.serves(runtime.upstreams.get(next.upstream)!, ctx)) continue;
       runtime.fleet.fellBack(ctx.route!.upstream, id);
-      this.switchTo(id, next, () => forwardTo(runtime, ctx, this.endpoint, next, id));
+      this.switchTo(id, next, () => forwardTo(runtime, ctx, this.endpoint, next, id, this.exchange));
       return true;
     }
     return false;

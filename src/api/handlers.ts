@@ -13,6 +13,7 @@ import { MODEL_ID_MAX } from './validate';
 import type { ListedModel, Route } from '../routing/routes';
 import { sendJson } from './json';
 import { FallbackChain, forwardTo } from './forward';
+import type { Exchange } from '../proxy/exchange';
 
 export interface ApiRequest extends Request {
   sluice: Context;
@@ -24,7 +25,7 @@ export interface ApiRequest extends Request {
  * the route's dialect decides which message forms are valid. Errors keep their
  * order (the body first, then the key's allow-list, then the route).
  */
-function routeOf(req: ApiRequest, endpoint: Endpoint): Route | undefined {
+export function routeOf(req: ApiRequest, endpoint: Endpoint): Route | undefined {
   const model = (req.body as { model?: unknown } | undefined)?.model;
   return typeof model === 'string' && model.length <= MODEL_ID_MAX ? req.runtime.routes.resolve(model, endpoint, req.sluice.version) : undefined;
 }
@@ -39,7 +40,7 @@ export function startRequestHooks(runtime: Runtime, ctx: Context): Promise<void>
   return pending;
 }
 
-async function routeAndForward(req: ApiRequest, res: Response, next: NextFunction, endpoint: Endpoint, route: Route | undefined): Promise<void> {
+export async function routeAndForward(req: ApiRequest, res: Response, next: NextFunction, endpoint: Endpoint, route: Route | undefined, exchange?: Exchange): Promise<void> {
   const ctx = req.sluice;
   const runtime = req.runtime;
   const model = ctx.model!;
@@ -47,6 +48,7 @@ async function routeAndForward(req: ApiRequest, res: Response, next: NextFunctio
   if (route === undefined) {
     throw new GatewayError('model_not_found', `Model "${model}" is not available for ${endpoint === 'chat' ? 'chat completions' : 'image generation'} on /${ctx.version}. GET /${ctx.version}/models lists the models your key may use.`, { param: 'model' });
   }
+  if (exchange !== undefined && !exchange.serves(runtime.upstreams.get(route.upstream)!, ctx)) throw cannotServe(model);
   ctx.route = route;
   const pending = startRequestHooks(runtime, ctx);
   if (pending !== undefined) {
@@ -54,9 +56,13 @@ async function routeAndForward(req: ApiRequest, res: Response, next: NextFunctio
     if (ctx.closed) return; // the client left while a hook was waiting
   }
   ctx.forwarding.fail = next;
-  if (route.fallbacks.length > 0) ctx.forwarding.fallbacks = new FallbackChain(runtime, ctx, endpoint, route);
-  forwardTo(runtime, ctx, endpoint, route, model);
+  if (route.fallbacks.length > 0) ctx.forwarding.fallbacks = new FallbackChain(runtime, ctx, endpoint, route, exchange);
+  forwardTo(runtime, ctx, endpoint, route, model, exchange);
 }
+
+/** A model whose backend speaks only the service interface's chat, asked for what that cannot say (tools, tool results, parts). */
+const cannotServe = (model: string): GatewayError => new GatewayError('invalid_request',
+  `The backend of model "${model}" takes only text conversations (system, user and assistant messages, no tools): send this request to a model whose backend serves chat completions in OpenAI's format or this API.`);
 
 export async function chatCompletions(req: Request, res: Response, next: NextFunction): Promise<void> {
   const r = req as ApiRequest;

@@ -42,6 +42,18 @@ export function authorizationOf(req: Pick<IncomingMessage, 'headers' | 'rawHeade
   return header;
 }
 
+/**
+ * The key of a Messages API request: Anthropic's clients send it as
+ * `x-api-key` (Claude Code, older SDKs) or as a bearer token (newer SDKs,
+ * ANTHROPIC_AUTH_TOKEN); both are accepted, the Authorization header first.
+ */
+export function apiKeyOf(req: Pick<IncomingMessage, 'headers' | 'rawHeaders'>): string | undefined {
+  const header = authorizationOf(req);
+  if (header !== undefined) return header;
+  const key = req.headers['x-api-key'];
+  return typeof key === 'string' && key !== '' ? `Bearer ${key}` : undefined;
+}
+
 /** Resolves the Authorization header to a principal, or throws 401. */
 export function authenticate(index: KeyIndex, header: string | undefined): Principal {
   if (header === undefined || header === '') {

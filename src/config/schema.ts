@@ -123,6 +123,12 @@ export const upstreamSchema = z.looseObject({
   maxEventBytes: sizeLike.default(16 * 1024 ** 2),
   /** Message forms accepted on routes to this upstream, unless a route says otherwise. */
   dialect: z.enum(['interface', 'openai']).optional(),
+  /**
+   * The client APIs the backend serves itself: a request in one of them is
+   * relayed as sent (model renamed); one in another is translated to chat
+   * completions and back.
+   */
+  apis: z.array(z.enum(['chat', 'responses', 'messages'])).min(1).default(['chat']),
   /** Requests in flight to this upstream at once, across replicas (src/admission). */
   maxInFlight: intLike(1, 1_000_000).optional(),
 });
@@ -138,6 +144,12 @@ export const routeSchema = z.looseObject({
   versions: z.array(versionSchema).min(1).default(['v1', 'v2']),
   advertise: z.array(z.string().min(1)).optional(),
   dialect: z.enum(['interface', 'openai']).optional(),
+  /**
+   * Responses and Messages requests to a backend that serves only chat: tools
+   * only the protocol's own provider runs (web_search, code execution, …) are
+   * dropped (default, named in x-sluice-dropped) or refused with a 400 naming them.
+   */
+  hostedTools: z.enum(['drop', 'refuse']).optional(),
   /** Exact model ids tried in order when this route's backends cannot answer before anything reached the client. */
   fallbacks: z.array(z.string().min(1)).max(8).optional(),
   /** Backend error codes of a 4xx that also go on to the fallbacks (e.g. context_length_exceeded to a larger-context model). */

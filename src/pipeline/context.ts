@@ -10,6 +10,7 @@ import type { ChatRequest } from '../api/chat-request';
 import type { ImageRequest } from '../api/image-request';
 import { GatewayError } from '../errors';
 import type { Outcome, RequestContext, Timings, Usage } from './contract';
+import type { ClientProtocol } from '../types';
 import { estimateUsage } from '../proxy/usage';
 
 /** The context the gateway attached to a request, if it is an API request. */
@@ -79,6 +80,8 @@ export class Forwarding {
   deadline = false;
   /** A continuation under way: the prefix's tokens, the failure it stands in for, and how much was relayed when it began. */
   continuation?: { prefixTokens: number; cause: unknown; charsAtStart: number };
+  /** The stream being relayed, set by the call: how a failure after the head ends it in the client's protocol. */
+  stream?: { failure?(err: GatewayError): string };
 }
 
 export class Context implements RequestContext {
@@ -112,6 +115,7 @@ export class Context implements RequestContext {
     readonly endpoint: Endpoint | 'models' | 'passthrough',
     req: IncomingMessage,
     readonly res: ServerResponse,
+    readonly protocol: ClientProtocol = 'chat',
   ) {
     this.id = requestIdOf(req, res);
     (req as { sluice?: Context }).sluice = this;

@@ -21,7 +21,7 @@
 import type { z } from 'zod';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import type { ChatRequest, ImageRequest, Principal, RedisClient, Route } from '../types';
+import type { ChatRequest, ClientProtocol, ImageRequest, Principal, RedisClient, Route } from '../types';
 import type { ConfigView, Endpoint, FieldPoint, GatewayConfig, Version } from '../config/schema';
 import type { GatewayError, Reason } from '../errors';
 import type { AdmissionService } from '../admission/types';
@@ -37,6 +37,10 @@ export interface Usage {
   total_tokens: number;
   /** True when the backend reported none and the gateway estimated it. */
   estimated: boolean;
+  /** Prompt tokens read from the backend's prompt cache (part of prompt_tokens), when it said. */
+  cached_tokens?: number;
+  /** Completion tokens spent on reasoning (part of completion_tokens), when it said. */
+  reasoning_tokens?: number;
 }
 
 export interface Timings {
@@ -53,6 +57,8 @@ export interface RequestContext {
   readonly version: Version;
   /** An API endpoint, the model list, or a pass-through route (whose answers no answer hook sees: they pass as bytes). */
   readonly endpoint: Endpoint | 'models' | 'passthrough';
+  /** The API the client speaks on this request: chat completions (also images and the rest), responses or messages. */
+  readonly protocol: ClientProtocol;
   principal?: Principal;
   /** The client's model id, once the body is valid. */
   model?: string;

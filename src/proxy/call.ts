@@ -80,6 +80,8 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
     private readonly reply: Reply,
     /** The fleet's side of the attempt: whether to try again elsewhere, and how it ended. */
     private readonly attempt: Attempt = NO_FLEET,
+    /** The request's format: the upstream's, or its exchange's (another client protocol). */
+    private readonly format: Format = settings.format,
   ) {
     this.arm(settings.firstByteMs);
   }
@@ -181,7 +183,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
     }
     let body: string;
     try {
-      const answer = settings.format.respondJson(ctx, text, settings.upstream);
+      const answer = this.format.respondJson(ctx, text, settings.upstream);
       ctx.usage = answer.usage;
       body = answer.body;
       // Output policy on JSON answers: only when a plugin asks is the answer parsed again.
@@ -221,7 +223,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
 
   private startRelay(): void {
     const { ctx, settings } = this;
-    this.relay = new StreamRelay(ctx, this.pipeline, settings.format.streamTransformer(ctx, settings.upstream), {
+    this.relay = new StreamRelay(ctx, this.pipeline, this.format.streamTransformer(ctx, settings.upstream), {
       head: () => {
         this.awaitingFirstEvent = false;
         this.arm(settings.idleMs);

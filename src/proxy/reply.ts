@@ -67,8 +67,9 @@ export function createReply(pipeline: Pipeline, logger: Logger): Reply {
       const error = isGatewayError(err) ? err : new GatewayError('internal_error', 'The gateway failed while sending the response.');
       ctx.error = error;
       if (!ctx.forwarding.streaming) return void res.destroy();
-      // A truncated stream ends with one error event and no [DONE].
-      if (!res.destroyed) res.end(`data: ${errorBody(error)}\n\n`);
+      // A truncated stream ends with one error event and no [DONE] (in another protocol, its own failure events).
+      const failure = ctx.forwarding.stream?.failure;
+      if (!res.destroyed) res.end(failure === undefined ? `data: ${errorBody(error)}\n\n` : failure.call(ctx.forwarding.stream, error));
       if (error.reason === 'internal_error') logger.error({ requestId: ctx.id, err: (err as Error)?.message }, 'stream failed');
     },
   };

@@ -7,7 +7,7 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Context } from '../pipeline/context';
 import type { Pipeline } from '../pipeline/pipeline';
 import { runEventHooks, runStreamEndHooks } from '../pipeline/runner';
-import type { StreamTransformer } from './formats/format';
+import type { Emit, StreamTransformer } from './formats/format';
 import { SseParser } from './sse';
 import { badAnswer } from './status';
 
@@ -21,6 +21,9 @@ export interface RelaySource {
   end(tail: string): void;
 }
 
+/** How long a stream may go without an event before a transformer with a ping sends one. */
+export const PING_MS = 10_000;
+
 export class StreamRelay {
   private readonly decoder = new StringDecoder('utf8');
   private readonly parser: SseParser;
@@ -30,7 +33,10 @@ export class StreamRelay {
    * failure (an error event first, a reset) can still be retried elsewhere.
    */
   private headSent = false;
-  private readonly emit: (payload: string) => void;
+  private readonly emit: Emit;
+  /** While the backend is silent after the head, the transformer's ping every PING_MS (Messages streams). */
+  private pinger?: NodeJS.Timeout;
+  private wrote = false;
 
   constructor(
     private readonly ctx: Context,
@@ -40,7 +46,7 @@ export class StreamRelay {
     upstream: string,
     maxEventBytes: number,
   ) {
-    const emit = this.emit = (payload: string): void => {
+    const emit = this.emit = (payload: string, event?: string): void => {
       if (payload === '[DONE]') {
         // Plugins' last events go out before [DONE], as the stream's final word.
         if (pipeline.onStreamEnd.length > 0) for (const extra of runStreamEndHooks(pipeline, ctx)) this.batch += `data: ${extra}\n\n`;
@@ -48,8 +54,10 @@ export class StreamRelay {
         return;
       }
       const data = pipeline.onEvent.length === 0 ? payload : runEventHooks(pipeline, ctx, payload);
-      if (data !== null) this.batch += `data: ${data}\n\n`;
+      if (data === null) return;
+      this.batch += event === undefined ? `data: ${data}\n\n` : `event: ${event}\ndata: ${data}\n\n`;
     };
+    ctx.forwarding.stream = transformer;
     this.parser = new SseParser((data) => transformer.push(data, emit), maxEventBytes,
       () => badAnswer(upstream, `an event is larger than ${maxEventBytes} bytes`, true));
   }
@@ -72,6 +80,19 @@ export class StreamRelay {
     if (this.headSent) return;
     this.headSent = true;
     this.source.head();
+    if (this.transformer.ping !== undefined) this.startPings();
+  }
+
+  /** A ping after every PING_MS without an event; stops with the response. */
+  private startPings(): void {
+    const res = this.ctx.res;
+    this.pinger = setInterval(() => {
+      if (this.wrote || this.ctx.forwarding.settled || res.destroyed) { this.wrote = false; return; }
+      const ping = this.transformer.ping!();
+      if (ping !== undefined) res.write(ping);
+    }, PING_MS);
+    this.pinger.unref();
+    res.once('close', () => clearInterval(this.pinger));
   }
 
   /** One chunk from the backend. Returns true once [DONE] has ended the client's stream. */
@@ -87,6 +108,7 @@ export class StreamRelay {
     const res = ctx.res;
     if (this.batch !== '') {
       ctx.timings.firstEvent ??= ctx.elapsed();
+      this.wrote = true;
       const batch = this.batch;
       this.batch = '';
       this.sendHead();

@@ -29,8 +29,10 @@ import type { Reply } from './reply';
 export interface Upstream {
   name: string;
   format: Format;
-  /** Sends the request body to `path` under the upstream's URL; the answer goes to the client through `reply`. */
-  forward(ctx: Context, path: string, body: string): void;
+  /** Sends the request body to `path` under the upstream's URL; the answer goes to the client through `reply`, read by `format` (default: the upstream's). */
+  forward(ctx: Context, path: string, body: string, format?: Format): void;
+  /** The client protocols the backend serves itself (`apis`). */
+  readonly apis: readonly string[];
   close(): Promise<void>;
 }
 
@@ -150,12 +152,12 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
         return true;
       },
     };
-    const call = new UpstreamCall(ctx, settings, pipeline, reply, attempt);
+    const call = new UpstreamCall(ctx, settings, pipeline, reply, attempt, state.format);
     ctx.forwarding.call = call;
     (fresh ? freshConnection(b) : b.pool).dispatch({
       path: b.base + path,
       method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json', accept: ctx.stream ? 'text/event-stream' : 'application/json', 'x-request-id': ctx.id },
+      headers: withPassed({ ...headers, 'content-type': 'application/json', accept: ctx.stream ? 'text/event-stream' : 'application/json', 'x-request-id': ctx.id }, ctx, state.format),
       body,
     }, call);
   };
@@ -175,14 +177,15 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
   return {
     name,
     format,
-    forward(ctx, path, body) {
+    apis: config.apis,
+    forward(ctx, path, body, requestFormat = format) {
       if (t.totalMs !== undefined && !ctx.forwarding.deadline) endAtDeadline(ctx, t.totalMs);
       const now = Date.now();
       // The model and messages as sent upstream (what prefix affinity hashes), and the affinity key.
       const request: PickRequest = { model: ctx.route?.upstreamModel ?? ctx.model ?? '', messages: ctx.chat?.messages, key: keyOf(ctx) };
       const b = backendFor(now, request);
       if (b === undefined) return reply.fail(ctx, unavailable(name, members, now));
-      send(ctx, path, body, b, { tried: new Set(), count: 0, request }, false);
+      send(ctx, path, body, b, { tried: new Set(), count: 0, request, format: requestFormat }, false);
     },
     close: async () => {
       stopChecks?.();
@@ -192,8 +195,19 @@ export function createUpstream(name: string, config: UpstreamConfig & { members:
   };
 }
 
-/** The endpoints one request has tried on this upstream, its attempts here, and what the picker knows of it. */
-interface Tries { tried: Set<Member>; count: number; request: PickRequest }
+/** The endpoints one request has tried on this upstream, its attempts here, what the picker knows of it, and its format. */
+interface Tries { tried: Set<Member>; count: number; request: PickRequest; format: Format }
+
+/** The backend's headers, with the client's own that the format passes on as sent (a native Messages backend's anthropic-version). */
+function withPassed(headers: Record<string, string>, ctx: Context, format: Format): Record<string, string> {
+  if (format.passHeaders === undefined) return headers;
+  const given = ctx.res.req.headers;
+  for (const name of format.passHeaders) {
+    const value = given[name];
+    if (typeof value === 'string') headers[name] = value;
+  }
+  return headers;
+}
 
 /** Every endpoint is out of rotation: fail fast, and say when the first comes back. */
 function unavailable(upstream: string, members: readonly Member[], now: number): GatewayError {

@@ -35,7 +35,7 @@ interface TestCtx extends RequestContext { headers: Record<string, string> }
 function ctx(keyId: string, extra: Partial<RequestContext> = {}): TestCtx {
   const headers: Record<string, string> = {};
   return {
-    id: `req-${Math.random()}`, startedAt: 0, version: 'v1', endpoint: 'chat', stream: false, texts: ['x'.repeat(40)], timings: {},
+    id: `req-${Math.random()}`, startedAt: 0, version: 'v1', endpoint: 'chat', protocol: 'chat', stream: false, texts: ['x'.repeat(40)], timings: {},
     principal: { id: keyId, org: keyId === 'k' ? 'acme' : null, mayUse: () => true },
     chat: { model: 'm', messages: [{ role: 'user', content: 'x'.repeat(40) }], stream: false, model_params: {}, texts: ['x'.repeat(40)] } as never,
     setHeader: (n: string, v: string) => { headers[n] = v; },

@@ -1,20 +1,31 @@
 // What a backend format must provide: the body to send, the JSON answer to
-// return, and a per-request stream transformer fed one event at a time.
+// return, and a per-request stream transformer fed one event at a time. A
+// chat request uses its upstream's format (openai or native); a request of
+// another client protocol gets one from its exchange (src/proxy/exchange.ts):
+// the backend's own protocol relayed, or a translation through chat.
 import type { Context } from '../../pipeline/context';
 import type { Usage } from '../../pipeline/contract';
+import type { GatewayError } from '../../errors';
+
+/** Sends one event's data to the client; `event` names it (an `event:` line) for protocols whose events carry names. */
+export type Emit = (payload: string, event?: string) => void;
 
 export interface StreamTransformer {
   /** One event's data from the backend; calls `emit` for each payload to send. */
-  push(data: string, emit: (payload: string) => void): void;
-  /** True once the backend's `[DONE]` was seen. */
+  push(data: string, emit: Emit): void;
+  /** True once the backend's stream is complete (chat: its `[DONE]`; other protocols: their last event was sent). */
   readonly done: boolean;
   /**
-   * The backend closed the stream cleanly without `[DONE]`: when every choice
-   * it started had its finish reason, emits what `[DONE]` would have (the last
-   * chunk with usage, then `[DONE]`) and returns true; else false (the answer
-   * was cut, and must not pass as a success).
+   * The backend closed the stream cleanly without its end: when the answer
+   * was complete, emits what the end would have (chat: the last chunk with
+   * usage, then `[DONE]`) and returns true; else false (the answer was cut,
+   * and must not pass as a success).
    */
-  finishIfComplete(emit: (payload: string) => void): boolean;
+  finishIfComplete(emit: Emit): boolean;
+  /** The events that end a stream which failed after it started, in the client's protocol (default: one chat error event). */
+  failure?(err: GatewayError): string;
+  /** An event to send while the backend is silent after the head (Messages' ping); undefined: none. */
+  ping?(): string | undefined;
 }
 
 /** A JSON answer as the client gets it, and the tokens it cost (reported, else estimated). */
@@ -24,10 +35,14 @@ export interface JsonAnswer {
 }
 
 export interface Format {
+  /** The path under the upstream's URL, when not the endpoint's own (/chat/completions, /images/generations). */
+  readonly path?: string;
   requestBody(ctx: Context, upstreamModel: string): string;
   /** The backend's 2xx JSON body → the client's answer and its usage. Throws on a bad answer. */
   respondJson(ctx: Context, text: string, upstream: string): JsonAnswer;
   streamTransformer(ctx: Context, upstream: string): StreamTransformer;
+  /** Headers of the client's request the backend gets as sent (a native Messages backend: anthropic-version, anthropic-beta). */
+  passHeaders?: readonly string[];
 }
 
 /** model_params without null values: null means "the model's default". */

@@ -1,0 +1,150 @@
+// A Responses API request (POST /v1/responses) on its way to an upstream:
+// relayed as sent to a backend that serves the API (apis: [responses]), with
+// the model renamed and an earlier turn's items in place of
+// previous_response_id; otherwise translated to chat completions (the
+// request view is already the translation: ctx.chat) and answered as a
+// response object or the Responses events. A complete answer is kept for a
+// later turn when the request asks to store it.
+import type { Context } from '../../pipeline/context';
+import { fromChatJson, inputItems, ResponsesObserver, ResponsesStream, usageOfJson, type ResponseMeta, type ResponseObject, type ResponsesRequest, type StoredItem } from '../../protocols/responses';
+import { isObject } from '../../protocols/json';
+import type { Format, JsonAnswer } from '../formats/format';
+import { estimateUsage } from '../usage';
+import { coreUsage, isRecord, parseBackendJson, type Exchange } from '../exchange';
+import type { Upstream } from '../upstream';
+import { NativeRelay, type NativeDialect, type NativeObserver } from './native-relay';
+import { ThroughChat } from './through-chat';
+import { translatable } from './plain-chat';
+
+/** One turn of a conversation: the request, the id its answer gets, and the items of the turns it continues. */
+export interface ResponsesTurn {
+  readonly request: ResponsesRequest;
+  readonly id: string;
+  /** Unix seconds. */
+  readonly createdAt: number;
+  /** The stored items of the turn it continues (previous_response_id), when the gateway keeps them. */
+  readonly history?: readonly StoredItem[];
+}
+
+/** Where complete answers go when the request asks to store them (the gateway's response store). */
+export interface ResponseKeeper {
+  /** Whether the gateway keeps turns: then a native backend is asked not to, and previous_response_id is resolved here. */
+  readonly keeps: boolean;
+  keep(ctx: Context, turn: ResponsesTurn, response: ResponseObject): void;
+  /** The items a later turn continues from (previous_response_id): the caller's own, else a 404. */
+  continueFrom(ctx: Context, responseId: string): Promise<StoredItem[]>;
+}
+
+export class ResponsesExchange implements Exchange {
+  readonly protocol = 'responses';
+
+  constructor(readonly turn: ResponsesTurn, readonly keeper?: ResponseKeeper) {}
+
+  serves(upstream: Upstream, ctx: Context): boolean {
+    return upstream.apis.includes('responses') || translatable(upstream, ctx);
+  }
+
+  formatFor(upstream: Upstream): Format {
+    return upstream.apis.includes('responses') ? new NativeResponses(this) : new ResponsesThroughChat(this, upstream.format);
+  }
+
+  meta(ctx: Context): ResponseMeta {
+    return { id: this.turn.id, createdAt: this.turn.createdAt, model: ctx.model ?? this.turn.request.model, request: this.turn.request };
+  }
+
+  /** A complete answer: kept when the request stores it (OpenAI's default). */
+  completed(ctx: Context, response: unknown): void {
+    if (this.keeper === undefined || this.turn.request.store === false || !isObject(response)) return;
+    this.keeper.keep(ctx, this.turn, response as ResponseObject);
+  }
+}
+
+class ResponsesThroughChat implements Format {
+  constructor(private readonly exchange: ResponsesExchange, private readonly chat: Format) {}
+
+  requestBody(ctx: Context, upstreamModel: string): string {
+    return this.chat.requestBody(ctx, upstreamModel);
+  }
+
+  respondJson(ctx: Context, text: string, upstream: string): JsonAnswer {
+    const { body, usage } = fromChatJson(parseBackendJson(text, upstream), this.exchange.meta(ctx));
+    this.exchange.completed(ctx, body);
+    return { body: JSON.stringify(body), usage: usage !== undefined ? coreUsage(usage) : estimateUsage(ctx, outputChars(body.output)) };
+  }
+
+  streamTransformer(ctx: Context, upstream: string) {
+    const stream = new ResponsesStream(this.exchange.meta(ctx));
+    return new ThroughChat(ctx, upstream, stream, () => this.exchange.completed(ctx, stream.response));
+  }
+}
+
+class NativeResponses implements Format {
+  readonly path = '/responses';
+
+  constructor(private readonly exchange: ResponsesExchange) {}
+
+  requestBody(_ctx: Context, upstreamModel: string): string {
+    const { request, history } = this.exchange.turn;
+    const body: Record<string, unknown> = { ...request, model: upstreamModel };
+    if (this.exchange.keeper?.keeps === true) {
+      // The gateway keeps the conversation: the backend gets it whole, and keeps nothing of it.
+      if (history !== undefined) body.input = [...history.map(asInput), ...inputItems(request)];
+      delete body.previous_response_id;
+      body.store = false;
+    }
+    return JSON.stringify(body);
+  }
+
+  respondJson(ctx: Context, text: string, upstream: string): JsonAnswer {
+    const body = parseBackendJson(text, upstream);
+    if (isRecord(body) && ctx.model !== undefined) body.model = ctx.model;
+    this.exchange.completed(ctx, body);
+    const usage = usageOfJson(body);
+    return { body: JSON.stringify(body), usage: usage !== undefined ? coreUsage(usage) : estimateUsage(ctx, isRecord(body) ? outputChars(body.output) : 0) };
+  }
+
+  streamTransformer(ctx: Context, upstream: string) {
+    return new NativeRelay(ctx, upstream, RESPONSES_DIALECT, (seen) => this.exchange.completed(ctx, (seen as ResponsesObserver).response));
+  }
+}
+
+/** A stored item as input again: the id a backend gave it stays, its status goes (input items carry none). */
+function asInput(item: StoredItem): StoredItem {
+  const { status: _status, ...rest } = item as StoredItem & { status?: unknown };
+  return rest as StoredItem;
+}
+
+/** Characters of text and arguments in output items (the usage estimate when none is reported). */
+function outputChars(output: unknown): number {
+  let chars = 0;
+  if (!Array.isArray(output)) return 0;
+  for (const item of output) {
+    if (!isRecord(item)) continue;
+    if (typeof item.arguments === 'string') chars += item.arguments.length;
+    if (Array.isArray(item.content)) for (const part of item.content) if (isRecord(part) && typeof part.text === 'string') chars += part.text.length;
+  }
+  return chars;
+}
+
+const DELTAS = new Set(['response.output_text.delta', 'response.function_call_arguments.delta', 'response.reasoning_summary_text.delta', 'response.reasoning_text.delta']);
+
+export const RESPONSES_DIALECT: NativeDialect = {
+  observer: (): NativeObserver => new ResponsesObserver(),
+  renameModel(event, model) {
+    const response = event.response;
+    if (!isRecord(response) || response.model === model) return false;
+    response.model = model;
+    return true;
+  },
+  chars: (event) => (DELTAS.has(event.type as string) && typeof event.delta === 'string' ? event.delta.length : 0),
+  ends: (event) => event.type === 'error',
+  failure(failure, last) {
+    const seq = typeof last?.sequence_number === 'number' ? last.sequence_number + 1 : 0;
+    const response = isRecord(last?.response) ? last.response : {};
+    const error = { code: failure.code, message: failure.message };
+    return [
+      { type: 'error', code: failure.code, message: failure.message, param: null, sequence_number: seq } as never,
+      { type: 'response.failed', sequence_number: seq + 1, response: { ...response, status: 'failed', error } } as never,
+    ];
+  },
+};
