@@ -114,13 +114,15 @@ describe('parseConfigText / validateConfig', () => {
   it('rejects unknown fields at every level, naming the field', () => {
     const problems = problemsOf(() => validateConfig({
       sever: {},
-      server: { hots: 'x' },
+      server: { hots: 'x', prot: 1, bodylimit: 2 },
       upstreams: { u: { url: 'http://h/v1', header: {} } },
       routes: [{ model: 'm', upstream: 'u', version: ['v1'] }],
     }, '(inline)', {}));
     expect(problems).toEqual(expect.arrayContaining([
       'sever: unknown field', 'server.hots: unknown field', 'upstreams.u.header: unknown field', 'routes[0].version: unknown field',
     ]));
+    // Every unknown field of a block, not only the first.
+    expect(problems.filter((p) => p.startsWith('server.'))).toEqual(['server.hots: unknown field', 'server.prot: unknown field', 'server.bodylimit: unknown field']);
   });
 
   it('lists every cross-reference problem with its path', () => {
