@@ -125,6 +125,25 @@ describe('parseConfigText / validateConfig', () => {
     expect(problems.filter((p) => p.startsWith('server.'))).toEqual(['server.hots: unknown field', 'server.prot: unknown field', 'server.bodylimit: unknown field']);
   });
 
+  it('checks a route\'s field rules: field names, never the request\'s core fields, each name in one list', () => {
+    const problems = problemsOf(() => validateConfig({
+      upstreams: { u: { url: 'http://h/v1' } },
+      routes: [
+        { model: 'a', upstream: 'u', fields: { refuse: ['messages', 'ok_name'], drop: ['has space'] } },
+        { model: 'b', upstream: 'u', fields: { refuse: ['store'], drop: ['top_k', 'store'] } },
+        { model: 'c', upstream: 'u', fields: { keep: ['x'] } },
+      ],
+    }, '(inline)', {}));
+    expect(problems).toEqual([
+      expect.stringMatching(/^routes\[0\]\.fields\.refuse\[0\]: must not be one of model, messages/),
+      expect.stringMatching(/^routes\[0\]\.fields\.drop\[0\]: must be a request field name/),
+      'routes[2].fields.keep: unknown field',
+      'routes[1].fields.drop[1]: "store" is also in fields.refuse; list it in one of the two',
+    ]);
+    expect(validateConfig({ upstreams: { u: { url: 'http://h/v1' } }, routes: [{ model: 'a', upstream: 'u', fields: { drop: ['top_k'] } }] }, '(inline)', {}).routes[0].fields)
+      .toEqual({ refuse: [], drop: ['top_k'] });
+  });
+
   it('lists every cross-reference problem with its path', () => {
     const problems = problemsOf(() => validateConfig({
       keys: [{ id: 'k', sha256: DIGEST, org: 'nobody' }, { id: 'k', sha256: DIGEST.toUpperCase() }],
