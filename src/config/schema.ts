@@ -108,7 +108,7 @@ export const upstreamSchema = z.strictObject({
 });
 
 /** What a request's body is: never refused or dropped by name. */
-export const CORE_FIELDS = ['model', 'messages', 'prompt', 'stream', 'model_params'];
+const CORE_FIELDS = ['model', 'messages', 'prompt', 'stream', 'model_params'];
 const fieldName = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be a request field name such as store or top_k')
   .refine((name) => !CORE_FIELDS.includes(name), { message: `must not be one of ${CORE_FIELDS.join(', ')}: a request without it is not a request` });
 
