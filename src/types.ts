@@ -28,6 +28,14 @@ export interface Route {
   continueOnFailure: boolean;
   /** Set when this route's backends continue a given assistant message: the body fields that ask for it. */
   assistantPrefix?: { params: Readonly<Record<string, unknown>> };
+  /** Request fields this route refuses (a 400 naming the field) or drops before forwarding. */
+  fields?: FieldRules;
+}
+
+/** A route's rules for named request fields, at the top level or in model_params. */
+export interface FieldRules {
+  refuse: readonly string[];
+  drop: readonly string[];
 }
 
 export interface TextPart { type: 'text'; text: string }

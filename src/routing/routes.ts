@@ -54,6 +54,7 @@ export function compileRoutes(routes: readonly RouteConfig[], problems: string[]
     failoverOn: r.failoverOn ?? [],
     continueOnFailure: r.continueOnFailure ?? false,
     assistantPrefix: r.assistantPrefix,
+    fields: r.fields,
     matches: compileGlob(r.model),
     endpoints: new Set(r.endpoints),
     versions: new Set(r.versions),
