@@ -4,7 +4,8 @@
 // seconds, or promising a longer body than it sends, holds a connection for
 // seconds, not the five minutes Node allows. Where Node's parser refuses a
 // request on its own (bad HTTP, headers too large, a timeout), the answer is
-// still the interface's error object.
+// still the interface's error object; a request is either served or refused,
+// never both.
 import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorBody, GatewayError } from './errors';
@@ -32,6 +33,10 @@ function refusal(err: NodeJS.ErrnoException): GatewayError {
 
 /** Answers what Node's parser refused with the error object, when the socket can still take it. */
 function onClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  // Bytes after a request that said Connection: close. That request is already being served,
+  // and the connection closes after its answer: the bytes are ignored, never answered with a
+  // 400 that would take the place of the answer of a request the backend may already have.
+  if (err.code === 'HPE_CLOSED_CONNECTION') return;
   const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) return void socket.destroy();
   const error = refusal(err);

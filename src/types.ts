@@ -33,6 +33,14 @@ export interface Route {
   assistantPrefix?: { params: Readonly<Record<string, unknown>> };
   /** Responses and Messages requests translated for a chat backend: tools only the protocol's provider runs are dropped, or refused. */
   hostedTools: 'drop' | 'refuse';
+  /** Request fields this route refuses (a 400 naming the field) or drops before forwarding. */
+  fields?: FieldRules;
+}
+
+/** A route's rules for named request fields, at the top level or in model_params. */
+export interface FieldRules {
+  refuse: readonly string[];
+  drop: readonly string[];
 }
 
 export interface TextPart { type: 'text'; text: string }

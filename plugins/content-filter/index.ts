@@ -1,8 +1,8 @@
 // content-filter: refuses a request any of whose text (the image prompt, chat
 // messages in every form, tool calls and results, tool definitions, stop
 // strings, string parameters) contains a configured term (case-insensitive,
-// whole words or phrases, on normalised text) or matches a configured regular
-// expression. The answer is the interface's
+// whole words or phrases, on text folded as a reader sees it: fold.ts) or
+// matches a configured regular expression. The answer is the interface's
 // content_filter error and never says which rule matched, so callers cannot
 // probe the rules.
 //

@@ -49,14 +49,19 @@ export const messagesSchema: Record<Dialect, z.ZodType<ChatMessage[]>> = {
 
 
 
-/** Every piece of text in the messages: content strings and text parts, tool-call arguments, refusals. */
+/**
+ * Every string in the messages a chat template may put before the model:
+ * content strings and text parts, tool calls (ids, names, arguments), tool
+ * results' call ids, refusals, names. Not image URLs: the model sees the image.
+ */
 export function messageTexts(messages: readonly ChatMessage[], out: string[]): void {
   for (const m of messages) {
     const content = m.content;
     if (typeof content === 'string') out.push(content);
     else if (Array.isArray(content)) for (const part of content) if (part.type === 'text') out.push(part.text);
-    if (m.tool_calls) for (const call of m.tool_calls) out.push(call.function.name, call.function.arguments);
+    if (m.tool_calls) for (const call of m.tool_calls) out.push(call.id, call.function.name, call.function.arguments);
     if (typeof m.refusal === 'string') out.push(m.refusal);
     if (m.name !== undefined) out.push(m.name);
+    if (m.tool_call_id !== undefined) out.push(m.tool_call_id);
   }
 }

@@ -67,7 +67,7 @@ const cannotServe = (model: string): GatewayError => new GatewayError('invalid_r
 export async function chatCompletions(req: Request, res: Response, next: NextFunction): Promise<void> {
   const r = req as ApiRequest;
   const route = routeOf(r, 'chat');
-  const chat = parseChatRequest(req.body, route?.dialect);
+  const chat = parseChatRequest(req.body, route?.dialect, route?.fields);
   r.sluice.chat = chat;
   r.sluice.texts = chat.texts;
   r.sluice.model = chat.model;
@@ -77,11 +77,12 @@ export async function chatCompletions(req: Request, res: Response, next: NextFun
 
 export async function imageGenerations(req: Request, res: Response, next: NextFunction): Promise<void> {
   const r = req as ApiRequest;
-  const image = parseImageRequest(req.body);
+  const route = routeOf(r, 'images');
+  const image = parseImageRequest(req.body, route?.fields);
   r.sluice.image = image;
   r.sluice.texts = image.texts;
   r.sluice.model = image.model;
-  await routeAndForward(r, res, next, 'images', routeOf(r, 'images'));
+  await routeAndForward(r, res, next, 'images', route);
 }
 
 const ENDPOINTS: readonly Endpoint[] = ['chat', 'images'];

@@ -1,9 +1,9 @@
 // POST /v{1,2}/images/generations body. Images come back as URLs (the
 // interface's default) or, with response_format "b64_json", inline.
 import { z } from 'zod';
-import { foldTopLevel, MODEL_ID_MAX, parseBody } from './validate';
+import { applyFieldRules, foldTopLevel, MODEL_ID_MAX, parseBody } from './validate';
 import { paramTexts } from './chat-params';
-import type { ImageRequest } from '../types';
+import type { FieldRules, ImageRequest } from '../types';
 
 export const OPENAI_IMAGE_NAMES = ['n', 'size', 'response_format', 'quality', 'style', 'user'] as const;
 
@@ -26,9 +26,9 @@ const imageSchema = z.strictObject({
 
 export type { ImageRequest };
 
-export function parseImageRequest(body: unknown): ImageRequest {
+export function parseImageRequest(body: unknown, fields?: FieldRules): ImageRequest {
   const parsed = parseBody(imageSchema, body);
-  const model_params = foldTopLevel(parsed, OPENAI_IMAGE_NAMES);
+  const model_params = applyFieldRules(parsed, foldTopLevel(parsed, OPENAI_IMAGE_NAMES), fields);
   const texts = [parsed.prompt];
   paramTexts(model_params, texts);
   return { model: parsed.model, prompt: parsed.prompt, model_params, texts };

@@ -1,9 +1,11 @@
 // Request-body validation at the edge: one schema per endpoint, the first
-// problem reported as invalid_request with the offending input's path.
+// problem reported as invalid_request with the offending input's path; the
+// request's parameters folded into model_params, under the route's field rules.
 import type { z } from 'zod';
 import { GatewayError } from '../errors';
 import { describeIssue, formatPath, innermostIssue, issuePath, NOT_FINITE } from '../config/issues';
 import { MAX_JSON_DEPTH } from './json-depth';
+import type { FieldRules } from '../types';
 
 /** Model ids are names, not payloads: longer ones are refused before they reach a log, a label or a cache. */
 export const MODEL_ID_MAX = 256;
@@ -45,6 +47,24 @@ export function foldTopLevel(body: Record<string, unknown>, names: readonly stri
     params[name] = value;
   }
   return params;
+}
+
+/**
+ * A route's rules for named fields, on the folded parameters: a refused one
+ * (with a value; null means the model's default and is never sent) is a 400
+ * naming where it was given; a dropped one is left out.
+ */
+export function applyFieldRules(body: Record<string, unknown>, params: Record<string, unknown>, rules: FieldRules | undefined): Record<string, unknown> {
+  if (rules === undefined) return params;
+  for (const name of rules.refuse) {
+    if (params[name] === null || params[name] === undefined) continue;
+    const param = body[name] !== undefined ? name : `model_params.${name}`;
+    throw new GatewayError('invalid_request', `${param} is not accepted for this model. Send the request without it.`, { param });
+  }
+  if (!rules.drop.some((name) => name in params)) return params;
+  const kept = { ...params };
+  for (const name of rules.drop) delete kept[name];
+  return kept;
 }
 
 const sameValue = (a: unknown, b: unknown): boolean => a === b || JSON.stringify(a) === JSON.stringify(b);

@@ -80,6 +80,10 @@ export function crossCheck(config: ConfigView): string[] {
     if (upstream.picker === 'scored' && upstream.engineMetrics === undefined) problems.push(`upstreams.${name}.engineMetrics: picker scored ranks endpoints on their engine metrics: give engineMetrics: {path, flavour}`);
   }
   config.routes?.forEach((route, i) => {
+    // Both at once would leave the operator's intent to a rule of precedence.
+    route?.fields?.drop.forEach((name, j) => {
+      if (route.fields!.refuse.includes(name)) problems.push(`routes[${i}].fields.drop[${j}]: "${name}" is also in fields.refuse; list it in one of the two`);
+    });
     if (route?.upstream === undefined || upstreams === undefined) return;
     if (!Object.hasOwn(upstreams, route.upstream)) return void problems.push(`routes[${i}].upstream: unknown upstream "${route.upstream}"`);
     const format = upstreams[route.upstream]?.format;

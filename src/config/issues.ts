@@ -36,6 +36,15 @@ export function issuePath(issue: Issue): string {
   return formatPath(issue.path);
 }
 
+/**
+ * A config issue as [path, what to fix] pairs under `prefix`: one per unknown
+ * field (zod names them all in one issue), so five typos are five problems.
+ */
+export function configIssues(issue: Issue, prefix: ReadonlyArray<PropertyKey> = []): Array<[path: string, problem: string]> {
+  if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => [formatPath([...prefix, ...issue.path, key]), 'unknown field']);
+  return [[formatPath([...prefix, ...issue.path]) || '(root)', issue.message]];
+}
+
 /** What is wrong with a number beyond a double's range (JSON.parse makes it ±Infinity). */
 export const NOT_FINITE = 'is a number too large to represent; send one within ±1.7e308';
 

@@ -7,7 +7,7 @@ import { configSchema, type ConfigView, type GatewayConfig } from './schema';
 import { crossCheck, salvageConfig } from './cross-check';
 import { fieldProblems } from './fields';
 import { interpolateEnv } from './interpolate';
-import { formatPath } from './issues';
+import { configIssues } from './issues';
 import { portFromEnv, portProblem } from '../env';
 
 export class ConfigError extends Error {
@@ -82,9 +82,10 @@ export function validateConfig(raw: unknown, file = '(inline)', env: NodeJS.Proc
   const schemaPaths: string[] = [];
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
-      const path = (issue.code === 'unrecognized_keys' ? formatPath([...issue.path, issue.keys[0]]) : formatPath(issue.path)) || '(root)';
-      schemaPaths.push(path);
-      problems.push(`${path}: ${issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message}`);
+      for (const [path, problem] of configIssues(issue)) {
+        schemaPaths.push(path);
+        problems.push(`${path}: ${problem}`);
+      }
     }
   }
   // The rest runs on what is valid, so one round lists everything; a path the schema already named keeps the schema's word.

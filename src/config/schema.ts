@@ -133,6 +133,11 @@ export const upstreamSchema = z.looseObject({
   maxInFlight: intLike(1, 1_000_000).optional(),
 });
 
+/** What a request's body is: never refused or dropped by name. */
+const CORE_FIELDS = ['model', 'messages', 'prompt', 'stream', 'model_params'];
+const fieldName = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be a request field name such as store or top_k')
+  .refine((name) => !CORE_FIELDS.includes(name), { message: `must not be one of ${CORE_FIELDS.join(', ')}: a request without it is not a request` });
+
 const endpointSchema = z.enum(['chat', 'images']);
 const versionSchema = z.enum(['v1', 'v2']);
 
@@ -160,6 +165,8 @@ export const routeSchema = z.looseObject({
   assistantPrefix: z.strictObject({ params: z.record(z.string(), z.unknown()).default({}) }).optional(),
   /** Requests in flight on this route (model) at once, across replicas (src/admission). */
   maxInFlight: intLike(1, 1_000_000).optional(),
+  /** Request fields (top level or in model_params) this route refuses with a 400, or drops before forwarding. */
+  fields: z.strictObject({ refuse: z.array(fieldName).default([]), drop: z.array(fieldName).default([]) }).optional(),
 });
 
 // A pass-through path: /v1/ or /v2/, then segments of unreserved characters (no "." or ".."

@@ -10,6 +10,7 @@ import type { CallInFlight, Context } from '../pipeline/context';
 import type { Pipeline } from '../pipeline/pipeline';
 import { runHeadHooks } from '../pipeline/runner';
 import { fromSocketError, upstreamTimeout, type Phase } from '../proxy/status';
+import { dropHopByHop } from './hop-headers';
 
 export interface CallSettings {
   upstream: string;
@@ -76,6 +77,11 @@ export class PassthroughCall implements CallInFlight {
     runHeadHooks(this.settings.pipeline, ctx, { status: proxyRes.statusCode ?? 502, stream: ctx.stream }, this.settings.logger);
     // What the gateway set (x-request-id, rate-limit headers, what a head hook added) wins over the backend's own.
     for (const name of ctx.res.getHeaderNames()) delete proxyRes.headers[name];
+    // The backend's connection is not the client's: its hop-by-hop headers stay here, and the client's
+    // connection is kept or closed as the client (or the gateway) asked. The proxy copies a Connection
+    // header it finds; without one it would write keep-alive, even to a client that asked to close.
+    dropHopByHop(proxyRes.headers);
+    if (!ctx.res.hasHeader('connection')) proxyRes.headers.connection = ctx.res.shouldKeepAlive ? 'keep-alive' : 'close';
     let broke: Error | undefined;
     proxyRes.once('error', (err) => { broke = err; });
     proxyRes.once('close', () => {

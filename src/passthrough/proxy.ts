@@ -15,6 +15,7 @@ import type { Context } from '../pipeline/context';
 import type { Pipeline } from '../pipeline/pipeline';
 import { KEEP_ALIVE_MS } from '../proxy/upstream';
 import { PassthroughCall } from './call';
+import { dropHopByHop } from './hop-headers';
 
 export interface PassthroughProxy {
   /** Sends the request on; `unreadLimit` is set when its body passes unread. The answer goes straight to `res`. */
@@ -23,9 +24,12 @@ export interface PassthroughProxy {
 
 type ProxySettings = Pick<UpstreamConfig, 'headers' | 'timeoutMs' | 'maxSockets'> & { url: string };
 
-// Never sent on: the client's credentials (the gateway's key, cookies), hop-by-hop headers, and
-// Expect (the gateway has answered 100-continue itself; the proxy skips its proxyReq event when it is set).
-const NOT_FORWARDED = ['authorization', 'proxy-authorization', 'cookie', 'expect', 'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade'];
+// Never sent on: the client's credentials (the gateway's key, cookies), hop-by-hop headers (see
+// dropHopByHop), and Expect (the gateway has answered 100-continue itself; the proxy skips its
+// proxyReq event when it is set).
+const NOT_FORWARDED = ['authorization', 'proxy-authorization', 'cookie', 'expect'];
+/** A chunked body is forwarded chunked: its framing is the one hop-by-hop header that stays. */
+const REQUEST_FRAMING = ['transfer-encoding'];
 
 /** "/v1/embeddings?x=1" without its version: "/embeddings?x=1". Every pass-through path starts /v1/ or /v2/. */
 const VERSION_PREFIX = '/v1'.length;
@@ -80,6 +84,7 @@ export function createPassthroughProxy(name: string, config: ProxySettings, pipe
     forward(ctx, req, res, unreadLimit) {
       // The proxy copies the request's headers: what must not reach the backend is removed
       // here, before it starts (by its proxyReq event the head may already be written).
+      dropHopByHop(req.headers, REQUEST_FRAMING);
       for (const header of NOT_FORWARDED) delete req.headers[header];
       req.headers['x-request-id'] = ctx.id;
       const call = new PassthroughCall(ctx, settings, unreadLimit);

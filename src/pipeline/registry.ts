@@ -4,7 +4,7 @@
 // with required plugins the config leaves out added (default settings).
 // Nothing about a plugin is decided while a request is in flight.
 import { isAbsolute, resolve } from 'node:path';
-import { formatPath } from '../config/issues';
+import { configIssues } from '../config/issues';
 import type { ConfigView, PluginEntry } from '../config/schema';
 import { registerReasons } from '../errors';
 import { STAGES, type PluginDefinition } from './contract';
@@ -87,10 +87,7 @@ export class PluginRegistry {
       }
       const parsed = def.schema.safeParse(rest);
       if (!parsed.success) {
-        for (const issue of parsed.error.issues) {
-          const path = issue.code === 'unrecognized_keys' ? [...issue.path, issue.keys[0]] : issue.path;
-          problems.push(`${formatPath(['plugins', i, ...path])}: ${issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message}`);
-        }
+        for (const issue of parsed.error.issues) for (const [path, problem] of configIssues(issue, ['plugins', i])) problems.push(`${path}: ${problem}`);
         return;
       }
       out.push({ def, settings: parsed.data });

@@ -55,6 +55,7 @@ export function compileRoutes(routes: readonly RouteConfig[], problems: string[]
     continueOnFailure: r.continueOnFailure ?? false,
     assistantPrefix: r.assistantPrefix,
     hostedTools: r.hostedTools ?? 'drop',
+    fields: r.fields,
     matches: compileGlob(r.model),
     endpoints: new Set(r.endpoints),
     versions: new Set(r.versions),

@@ -136,6 +136,30 @@ describe('sluice config check', () => {
     expect(second.stdout).toContain('cannot read the file: it does not exist');
   });
 
+  it('names every unknown field, not only the first of each block', () => {
+    const file = join(dir, 'typos.yaml');
+    writeFileSync(file, [
+      'upstreams:',
+      '  u: { url: "http://127.0.0.1:8000/v1", fromat: openai, timeoutMS: 5, maxSocket: 3, heders: {}, retyr: {} }',
+      '  v: { url: "http://127.0.0.1:8001/v1", retry: { attempt: 2, backof: 5 } }',
+      'routes:',
+      '  - { model: m, upstream: u, dialekt: openai, fallback: [] }',
+      'plugins:',
+      '  - { name: limits, nmax: 5, nmin: 1 }',
+    ].join('\n'));
+    const r = sluice(['config', 'check', file]);
+    expect(r.status).toBe(1);
+    // Every one, once (the schema's and the registry's checks each list theirs).
+    expect(r.stdout.split('\n').filter((l) => l.startsWith('  - ')).sort()).toEqual([
+      '  - upstreams.u.fromat: unknown field', '  - upstreams.u.timeoutMS: unknown field', '  - upstreams.u.maxSocket: unknown field',
+      '  - upstreams.u.heders: unknown field', '  - upstreams.u.retyr: unknown field',
+      '  - upstreams.v.retry.attempt: unknown field', '  - upstreams.v.retry.backof: unknown field',
+      '  - routes[0].dialekt: unknown field', '  - routes[0].fallback: unknown field',
+      '  - plugins[0].nmax: unknown field', '  - plugins[0].nmin: unknown field',
+    ].sort());
+    expect(r.stdout).toContain('11 problem(s)');
+  });
+
   it('reports cross-references and plugin settings by path', () => {
     const file = join(dir, 'refs.yaml');
     writeFileSync(file, 'keys:\n  - { id: a, sha256: "' + 'a'.repeat(64) + '", org: ghost }\nupstreams:\n  vllm: { url: "http://127.0.0.1:8000/v1" }\nroutes:\n  - { model: "x", upstream: vllm }\n  - { model: "y", upstream: vlm }\nplugins:\n  - { name: limits, nMax: 50 }\n');

@@ -29,8 +29,10 @@ describe('message dialects', () => {
         { model: 'ok-strict', upstream: 'o', dialect: 'interface' },
         { model: 'ok-native', upstream: 'n' },
         { model: 'meta-llama/*', upstream: 'o', advertise: ['meta-llama/Llama-3-8B'] },
+        { model: 'ruled', upstream: 'o', fields: { refuse: ['store'], drop: ['top_k', 'service_tier'] } },
         { model: 'ok-*', upstream: 'o' },
       ],
+      plugins: [{ name: 'content-filter', terms: ['forbidden phrase'] }],
     });
   });
   afterAll(async () => { await gw.close(); await openai.close(); await native.close(); });
@@ -55,6 +57,46 @@ describe('message dialects', () => {
     const sent = openai.requests.at(-1)!.body;
     expect(sent.messages).toEqual(toolTurn);
     expect(sent).toMatchObject({ tool_choice: 'auto', max_completion_tokens: 50, tools: [{ type: 'function', function: { name: 'weather' } }] });
+  });
+
+  // What the openai and vLLM clients send at the top level (extra_body included).
+  const sdkFields = {
+    store: false, verbosity: 'low', prompt_cache_key: 'user-42', safety_identifier: 'hash-42', modalities: ['text'],
+    prediction: { type: 'content', content: 'Sunny.' }, metadata: { team: 'a' }, service_tier: 'auto',
+    top_k: 20, min_p: 0.05, repetition_penalty: 1.1, chat_template_kwargs: { enable_thinking: false },
+    guided_json: { type: 'object' }, structured_outputs: { choice: ['yes', 'no'] },
+  };
+
+  it('forwards the top-level fields the SDKs send on an openai-dialect route, known or not, as sent', async () => {
+    const res = await chat({ model: 'ok-sdk', messages: [{ role: 'user', content: 'hi' }], ...sdkFields });
+    expect(res.status).toBe(200);
+    expect(openai.requests.at(-1)!.body).toMatchObject(sdkFields);
+  });
+
+  it('keeps the interface dialect strict: an unknown top-level field is a 400 naming it', async () => {
+    expectError(await chat({ model: 'ok-strict', messages: [{ role: 'user', content: 'hi' }], top_k: 20 }), 400, 'invalid_request', 'top_k');
+    expect(reached()).toBe(0);
+  });
+
+  it('runs the content filter over every string of an unknown field, however deep', async () => {
+    const cases = [
+      { prediction: { type: 'content', content: 'a forbidden phrase' } },
+      { chat_template_kwargs: { system_hint: ['x', 'the forbidden phrase'] } },
+      { guided_json: { type: 'object', properties: { 'forbidden phrase': { type: 'string' } } } },
+    ];
+    for (const extra of cases) expectError(await chat({ model: 'ok-sdk', messages: [{ role: 'user', content: 'hi' }], ...extra }), 400, 'content_filter', 'prompt');
+    expect(reached()).toBe(0);
+  });
+
+  it('refuses a field the route refuses, naming it, and drops the ones it drops', async () => {
+    expectError(await chat({ model: 'ruled', messages: [{ role: 'user', content: 'hi' }], store: true }), 400, 'invalid_request', 'store');
+    expect(reached()).toBe(0);
+    // A dropped field's text is not forwarded, so it is not the content filter's business either.
+    const res = await chat({ model: 'ruled', messages: [{ role: 'user', content: 'hi' }], top_k: 20, min_p: 0.1, model_params: { service_tier: 'forbidden phrase' } });
+    expect(res.status).toBe(200);
+    const sent = openai.requests.at(-1)!.body;
+    expect(sent.min_p).toBe(0.1);
+    expect('top_k' in sent || 'service_tier' in sent).toBe(false);
   });
 
   it('names the path of a malformed OpenAI message', async () => {

@@ -101,6 +101,35 @@ describe('pass-through routes', () => {
     expect(headers.host).toBe(new URL(backend.url).host);
   });
 
+  it('drops hop-by-hop headers both ways, every header a Connection header names included', async () => {
+    const res = await new Promise<{ status?: number; headers: Record<string, unknown> }>((resolve, reject) => {
+      const req = request(`${gw.url}/v1/audio/hop`, {
+        method: 'POST',
+        headers: { ...JSON_TYPE, ...bearer(alice.key), connection: 'keep-alive, X-Client-Hop, te', 'x-client-hop': 'only for the gateway', 'keep-alive': 'timeout=9', te: 'trailers', 'x-client': 'kept' },
+        agent: false,
+      }, (r) => { r.resume(); r.on('end', () => resolve({ status: r.statusCode, headers: r.headers })); });
+      req.on('error', reject);
+      req.end('{"model":"whisper-1"}');
+    });
+    expect(res.status).toBe(200);
+    const [{ headers }] = reached();
+    expect(headers['x-client-hop']).toBeUndefined();
+    expect(headers.te).toBeUndefined();
+    expect(headers['keep-alive']).toBeUndefined();
+    expect(headers['x-client']).toBe('kept');
+    // The backend's own hop-by-hop headers stay between it and the gateway.
+    expect(res.headers['x-backend-hop']).toBeUndefined();
+    expect(res.headers['keep-alive']).not.toBe('timeout=2');
+    expect(String(res.headers.connection)).not.toMatch(/x-backend-hop/i);
+    expect(res.headers['x-backend-kept']).toBe('yes');
+  });
+
+  it('closes the connection after the answer when the client asked to', async () => {
+    const res = await rawRequest(gw.url, 'POST', '/v1/audio/hop', [['content-type', 'application/json'], ['authorization', `Bearer ${alice.key}`]], '{"model":"whisper-1"}');
+    expect(res.status).toBe(200);
+    expect(res.headers.connection).toBe('close');
+  });
+
   it('relays a streamed answer as it arrives, not when the backend has finished', async () => {
     const endedBefore = backend.streamsEnded;
     const { first, endedAtFirst, text, headers } = await new Promise<{ first: string; endedAtFirst: boolean; text: string; headers: Record<string, unknown> }>((resolve, reject) => {

@@ -75,4 +75,31 @@ describe('shipped config/gateway.yaml', () => {
     expectError(await post(`${gw.url}/v1/chat/completions`, { model: 'demo-chat', messages: [{ role: 'user', content: 'a forbidden phrase' }] }, bearer(DEMO_KEY)), 400, 'content_filter', 'prompt');
     expectError(await post(`${gw.url}/v1/chat/completions`, { model: 'demo-chat', messages: [say] }, bearer('sk-not-the-demo')), 401, 'unauthorized');
   });
+
+  const chat = (content: string) => post(`${gw.url}/v1/chat/completions`, { model: 'demo-chat', messages: [{ role: 'user', content }] }, bearer(DEMO_KEY));
+
+  it.each([
+    ['an invisible character between two spaces', 'my credit \u200b card number'],
+    ['zero-width joiners in place of spaces', 'my credit\u200dcard\u200dnumber'],
+    ['a word joiner and a soft hyphen inside a word', 'my cred\u2060it card num\u00adber'],
+    ['compatibility forms (full-width letters)', 'my \uff43\uff52\uff45\uff44\uff49\uff54 card number'],
+    ['combining marks over letters', 'my c\u0336r\u0336e\u0336d\u0336i\u0336t\u0336 ca\u0332rd nu\u0338\u0322m\u0335\u0327ber'],
+    ['Cyrillic letters that look Latin', 'my \u0441redit \u0441\u0430rd number'],
+    ['a term in Greek and Cyrillic look-alikes', 'a f\u03bfrbidden phr\u0430se'],
+    ['a term in Cyrillic capitals', '\u0410 FORBIDDEN PHR\u0410SE'],
+  ])('sees through %s', async (_what, content) => {
+    expectError(await chat(content), 400, 'content_filter', 'prompt');
+  });
+
+  it.each([
+    ['Russian', 'Привет! Как пройти к вокзалу? Мне нужна карта города.'],
+    ['Greek', 'Καλημέρα, θα ήθελα έναν καφέ και ένα νερό, παρακαλώ.'],
+    ['Chinese', '请帮我写一封感谢信，谢谢你的帮助。'],
+    ['Japanese', 'がっこうへいきます。カードの番号を教えてください。'],
+    ['Hindi', 'कृपया मुझे रेलवे स्टेशन का रास्ता बताइए।'],
+    ['Arabic', 'من فضلك، أين محطة القطار؟'],
+    ['French', 'Un café crème et une carte, s\'il vous plaît.'],
+  ])('lets ordinary %s text through', async (_language, content) => {
+    expect((await chat(content)).status).toBe(200);
+  });
 });

@@ -45,7 +45,7 @@ describe('slow and malformed clients', () => {
   const body = JSON.stringify({ model: 'ok-a', messages: [{ role: 'user', content: 'hi' }] });
 
   beforeAll(async () => {
-    backend = await startBackend({ format: 'openai' });
+    backend = await startBackend({ format: 'openai', slowMs: 300 });
     gw = await startGateway({ server: { port: 0, headersTimeoutMs: 1000, requestTimeoutMs: 1500 }, keys: [alice.entry], upstreams: { b: { url: backend.base } }, routes: [{ model: '*', upstream: 'b' }] });
   });
   afterAll(async () => { await gw.close(); await backend.close(); });
@@ -71,6 +71,22 @@ describe('slow and malformed clients', () => {
   it('answers headers too large with 431 and bad HTTP with 400, as error objects', async () => {
     expectError(await trickle(gw.url, [`GET /healthz HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`], 0), 431, 'headers_too_large', null);
     expectError(await trickle(gw.url, ['GARBAGE / HTTP/9.9\r\n\r\n'], 0), 400, 'invalid_request', null);
+  });
+
+  it.each([
+    ['in the same packet', 'ok-a', 1],
+    ['while the backend is still answering', 'slow-a', 2],
+  ])('serves a request that said Connection: close and ignores the bytes that follow it, %s', async (_when, model, writes) => {
+    const before = backend.requests.length;
+    const json = JSON.stringify({ model, messages: [{ role: 'user', content: 'hi' }] });
+    const extra = 'GET /healthz HTTP/1.1\r\nhost: x\r\n\r\nmore garbage';
+    const parts = writes === 1 ? [head(json.length) + json + extra] : [head(json.length) + json, extra];
+    const res = await trickle(gw.url, parts, 50);
+    // One answer, the request's own: never a 400 for the trailing bytes after the request was forwarded.
+    expect(res.status).toBe(200);
+    expect(res.body.object).toBe('chat.completion');
+    expect(res.text.match(/HTTP\/1\.1 /g)).toBeNull();
+    expect(backend.requests.length).toBe(before + 1);
   });
 
   it('still serves a prompt client', async () => {

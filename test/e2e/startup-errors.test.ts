@@ -110,4 +110,20 @@ describe('sluice serve: a broken config', () => {
       '',
     ]);
   });
+
+  it('names every unknown field of a block, one line each', async () => {
+    const file = configFile([
+      'server: { port: 0, metrics: { port: 0 }, hots: x, prot: 1 }',
+      'upstreams:',
+      '  u: { url: "http://127.0.0.1:8000/v1", fromat: openai, timeoutMS: 5, maxSocket: 3, heders: {}, retyr: {} }',
+    ].join('\n'));
+    const r = await serve({ GATEWAY_CONFIG: file });
+    expect(r.status).toBe(1);
+    expect(r.stderr.split('\n')).toEqual([
+      `sluice: invalid config ${file}:`,
+      '  - server.hots: unknown field', '  - server.prot: unknown field',
+      ...['fromat', 'timeoutMS', 'maxSocket', 'heders', 'retyr'].map((k) => `  - upstreams.u.${k}: unknown field`),
+      '',
+    ]);
+  });
 });

@@ -7,6 +7,7 @@
 //   slow         `slowMs` before a JSON answer
 //   silent       never answers
 //   break        the head and one event, then the connection is destroyed
+//   hop          {"ok":true} with hop-by-hop headers: Keep-Alive, and one named in its Connection
 // anything else    {"ok":true}
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -75,6 +76,9 @@ export async function startRawBackend(options: { slowMs?: number } = {}): Promis
         case 'transcriptions': return json(JSON.stringify({ bytes: body.length, type: req.headers['content-type'] }));
         case 'slow': return void setTimeout(() => json('{"ok":true}'), options.slowMs ?? 50);
         case 'silent': return;
+        case 'hop':
+          res.writeHead(200, { 'content-type': 'application/json', connection: 'keep-alive, x-backend-hop', 'x-backend-hop': 'only for the gateway', 'keep-alive': 'timeout=2', 'x-backend-kept': 'yes' });
+          return void res.end('{"ok":true}');
         case 'break':
           res.writeHead(200, { 'content-type': 'text/event-stream' });
           return void res.write(SPEECH_EVENTS[0], () => res.socket?.destroy());

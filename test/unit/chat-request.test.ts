@@ -5,6 +5,7 @@ const user = { role: 'user', content: 'hi' };
 const valid = { model: 'chat-a', messages: [user] };
 
 const paramOf = (body: unknown) => rejection(parseChatRequest, body).param;
+const paramOfOpenai = (body: unknown) => rejection((b: unknown) => parseChatRequest(b, 'openai'), body).param;
 
 describe('parseChatRequest', () => {
   it('tells a missing field from one of the wrong type', () => {
@@ -190,6 +191,60 @@ describe('parseChatRequest, openai dialect', () => {
       tools: [{ type: 'function', function: { name: 'f', description: 'does f' } }],
     });
     // Object keys count too: a tool schema's property names reach the model as text.
-    expect(parsed.texts).toEqual(['dev', 'f', '{"a":1}', 'result', 'END', 'type', 'function', 'function', 'name', 'f', 'description', 'does f']);
+    expect(parsed.texts).toEqual(['dev', 'c', 'f', '{"a":1}', 'result', 'c', 'END', 'type', 'function', 'function', 'name', 'f', 'description', 'does f']);
+  });
+
+  const sdkFields = {
+    store: true, verbosity: 'low', prompt_cache_key: 'pck', safety_identifier: 'sid', modalities: ['text'],
+    prediction: { type: 'content', content: 'predicted' }, metadata: { k: 'v' }, service_tier: 'auto',
+    top_k: 20, min_p: 0.05, repetition_penalty: 1.1, chat_template_kwargs: { enable_thinking: false },
+    guided_json: { type: 'object', description: 'guided' }, structured_outputs: { regex: 'a+' },
+  };
+
+  it('takes the fields the SDKs send, known or not, and folds them into model_params', () => {
+    const parsed = openai({ model: 'm', messages: [user], ...sdkFields });
+    expect(parsed.model_params).toEqual(sdkFields);
+    expect(Object.keys(parsed)).toEqual(['model', 'messages', 'stream', 'model_params', 'texts']);
+  });
+
+  it('gathers every string of an unknown field, keys included, for the policy', () => {
+    const texts = openai({ model: 'm', messages: [user], ...sdkFields }).texts;
+    for (const text of ['low', 'pck', 'sid', 'text', 'predicted', 'content', 'guided', 'description', 'a+', 'regex', 'enable_thinking']) expect(texts).toContain(text);
+  });
+
+  it('still type-checks the fields it knows, and refuses what it cannot forward in an unknown one', () => {
+    expect(paramOfOpenai({ model: 'm', messages: [user], metadata: { a: 1 }, top_k: 5 })).toBe('metadata.a');
+    expect(paramOfOpenai({ model: 'm', messages: [user], stream: 'yes', top_k: 5 })).toBe('stream');
+    const huge = JSON.parse('{"a":1e400}') as { a: number };
+    expect(paramOfOpenai({ model: 'm', messages: [user], guided_json: { maximum: huge.a } })).toBe('guided_json.maximum');
+    expect(paramOfOpenai({ model: 'm', messages: [user], top_k: 5, model_params: { top_k: 6 } })).toBe('top_k');
+    expect(openai({ model: 'm', messages: [user], top_k: 5, model_params: { top_k: 5 } }).model_params).toEqual({ top_k: 5 });
+  });
+
+  it('keeps the interface dialect strict', () => {
+    expect(paramOf({ ...valid, store: true })).toBe('store');
+  });
+});
+
+describe('parseChatRequest, a route\'s field rules', () => {
+  const rules = { refuse: ['store', 'logit_bias'], drop: ['top_k', 'service_tier'] };
+  const parse = (body: Record<string, unknown>) => parseChatRequest({ model: 'm', messages: [user], ...body }, 'openai', rules);
+
+  it('refuses a refused field with a value, naming where it was given', () => {
+    expect(rejection(parse, { store: true })).toMatchObject({ reason: 'invalid_request', param: 'store', message: expect.stringContaining('store') });
+    expect(rejection(parse, { model_params: { logit_bias: { 1: 2 } } }).param).toBe('model_params.logit_bias');
+    // null is the model's default, which is never sent.
+    expect(parse({ store: null }).model_params).toEqual({ store: null });
+  });
+
+  it('drops a dropped field from the top level and model_params, and reads none of its text', () => {
+    const parsed = parse({ top_k: 5, service_tier: 'priority-tier', temperature: 0.1, model_params: { top_k: 5 } });
+    expect(parsed.model_params).toEqual({ temperature: 0.1 });
+    expect(parsed.texts).not.toContain('priority-tier');
+  });
+
+  it('applies to the interface dialect too', () => {
+    expect(rejection((b: unknown) => parseChatRequest(b, 'interface', rules), { model: 'm', messages: [user], logit_bias: { 1: 2 } }).param).toBe('logit_bias');
+    expect(parseChatRequest({ model: 'm', messages: [user], model_params: { top_k: 5 } }, 'interface', rules).model_params).toEqual({});
   });
 });

@@ -114,13 +114,34 @@ describe('parseConfigText / validateConfig', () => {
   it('rejects unknown fields at every level, naming the field', () => {
     const problems = problemsOf(() => validateConfig({
       sever: {},
-      server: { hots: 'x' },
+      server: { hots: 'x', prot: 1, bodylimit: 2 },
       upstreams: { u: { url: 'http://h/v1', header: {} } },
       routes: [{ model: 'm', upstream: 'u', version: ['v1'] }],
     }, '(inline)', {}));
     expect(problems).toEqual(expect.arrayContaining([
       'sever: unknown field', 'server.hots: unknown field', 'upstreams.u.header: unknown field', 'routes[0].version: unknown field',
     ]));
+    // Every unknown field of a block, not only the first.
+    expect(problems.filter((p) => p.startsWith('server.'))).toEqual(['server.hots: unknown field', 'server.prot: unknown field', 'server.bodylimit: unknown field']);
+  });
+
+  it('checks a route\'s field rules: field names, never the request\'s core fields, each name in one list', () => {
+    const problems = problemsOf(() => validateConfig({
+      upstreams: { u: { url: 'http://h/v1' } },
+      routes: [
+        { model: 'a', upstream: 'u', fields: { refuse: ['messages', 'ok_name'], drop: ['has space'] } },
+        { model: 'b', upstream: 'u', fields: { refuse: ['store'], drop: ['top_k', 'store'] } },
+        { model: 'c', upstream: 'u', fields: { keep: ['x'] } },
+      ],
+    }, '(inline)', {}));
+    expect(problems).toEqual([
+      expect.stringMatching(/^routes\[0\]\.fields\.refuse\[0\]: must not be one of model, messages/),
+      expect.stringMatching(/^routes\[0\]\.fields\.drop\[0\]: must be a request field name/),
+      'routes[2].fields.keep: unknown field',
+      'routes[1].fields.drop[1]: "store" is also in fields.refuse; list it in one of the two',
+    ]);
+    expect(validateConfig({ upstreams: { u: { url: 'http://h/v1' } }, routes: [{ model: 'a', upstream: 'u', fields: { drop: ['top_k'] } }] }, '(inline)', {}).routes[0].fields)
+      .toEqual({ refuse: [], drop: ['top_k'] });
   });
 
   it('lists every cross-reference problem with its path', () => {

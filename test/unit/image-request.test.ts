@@ -56,6 +56,12 @@ describe('parseImageRequest', () => {
     expect(parseImageRequest({ ...valid, n: 2, model_params: { n: 2 } }).model_params).toEqual({ n: 2 });
   });
 
+  it('applies a route\'s field rules', () => {
+    const rules = { refuse: ['style'], drop: ['quality'] };
+    expect(rejection((b: unknown) => parseImageRequest(b, rules), { model: 'm', prompt: 'p', style: 'vivid' }).param).toBe('style');
+    expect(parseImageRequest({ model: 'm', prompt: 'p', quality: 'hd', n: 1 }, rules).model_params).toEqual({ n: 1 });
+  });
+
   it('rejects an unknown top-level field, naming it', () => {
     expect(paramOf({ ...valid, negative_prompt: 'x' })).toBe('negative_prompt');
     expect(paramOf({ ...valid, messages: [] })).toBe('messages');

@@ -8,10 +8,13 @@ function parse(chunks: string[]): string[] {
   return out;
 }
 
-/** Every way of cutting `text` into two chunks, plus one byte at a time. */
+/** Every way of cutting `text` into two or three chunks, plus one byte at a time. */
 function splits(text: string): string[][] {
   const all: string[][] = [];
-  for (let i = 0; i <= text.length; i++) all.push([text.slice(0, i), text.slice(i)]);
+  for (let i = 0; i <= text.length; i++) {
+    all.push([text.slice(0, i), text.slice(i)]);
+    for (let j = i; j <= text.length; j++) all.push([text.slice(0, i), text.slice(i, j), text.slice(j)]);
+  }
   all.push([...text]);
   return all;
 }
@@ -72,5 +75,42 @@ describe('SseParser', () => {
   it('keeps data containing colons and JSON intact', () => {
     const json = JSON.stringify({ choices: [{ delta: { content: 'a: b\\n\ndata: c' } }] });
     expect(parse([`data: ${json}\n\n`])).toEqual([json]);
+  });
+
+  it('hands over each event\'s event: name with its data, wherever the chunks are split', () => {
+    const text = 'event: message_start\ndata: {"a":1}\n\ndata: plain\n\nevent:delta\nid: 3\ndata: x\n\n';
+    for (const chunks of splits(text)) {
+      const out: Array<[string, string | undefined]> = [];
+      const parser = new SseParser((data, event) => out.push([data, event]));
+      for (const chunk of chunks) parser.push(chunk);
+      expect(out).toEqual([['{"a":1}', 'message_start'], ['plain', undefined], ['x', 'delta']]);
+    }
+  });
+
+  it('refuses an event past the cap, counting the chunks kept so far, and parses the next stream afresh', () => {
+    const out: string[] = [];
+    const parser = new SseParser((data) => out.push(data), 10, () => new Error('too large'));
+    parser.push('data: 1234');
+    expect(() => parser.push('56789')).toThrow('too large');
+    parser.push('data: ok\n\n');
+    expect(out).toEqual(['ok']);
+  });
+
+  it('lets a complete event through that a later unfinished one would push past the cap', () => {
+    const out: string[] = [];
+    const parser = new SseParser((data) => out.push(data), 12);
+    parser.push('data: abcdef\n\ndata: ghij');
+    expect(out).toEqual(['abcdef']);
+  });
+
+  it('joins an event kept over many chunks once, when its blank line arrives', () => {
+    const out: string[] = [];
+    const parser = new SseParser((data) => out.push(data));
+    parser.push('data: ');
+    for (let i = 0; i < 1000; i++) parser.push('y'.repeat(100));
+    expect(out).toEqual([]);
+    parser.push('\n');
+    parser.push('\ndata: next\n\n');
+    expect(out).toEqual(['y'.repeat(100_000), 'next']);
   });
 });

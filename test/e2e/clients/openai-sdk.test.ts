@@ -47,6 +47,21 @@ describe('openai SDK through the gateway', () => {
     expect(completion.service_tier).toBe('default');
   });
 
+  it('sends the fields the SDK knows and vLLM\'s extra_body fields, and the backend gets them at the top level', async () => {
+    const vllm = { top_k: 20, min_p: 0.05, repetition_penalty: 1.1, chat_template_kwargs: { enable_thinking: false }, guided_json: { type: 'object' }, structured_outputs: { choice: ['a', 'b'] } };
+    const completion = await client.chat.completions.create({
+      model: ROUTED_MODEL, messages: [{ role: 'user', content: 'Hi' }],
+      store: false, verbosity: 'low', prompt_cache_key: 'user-42', safety_identifier: 'hash-42', modalities: ['text'],
+      prediction: { type: 'content', content: 'Hello' }, metadata: { team: 'a' },
+      ...vllm,
+    } as OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming);
+    expect(completion.choices[0].message.content).toBe(PLAIN_REPLY);
+    expect(stack.backend.last('/chat/completions').body).toMatchObject({
+      store: false, verbosity: 'low', prompt_cache_key: 'user-42', safety_identifier: 'hash-42', modalities: ['text'],
+      prediction: { type: 'content', content: 'Hello' }, metadata: { team: 'a' }, ...vllm,
+    });
+  });
+
   it('streams with usage in the last chunk, with or without stream_options', async () => {
     for (const streamOptions of [{ include_usage: true }, undefined]) {
       const chunks = await collect(await client.chat.completions.create({ model: ROUTED_MODEL, stream: true, stream_options: streamOptions, messages: [{ role: 'user', content: 'Hi' }] }));

@@ -1,0 +1,68 @@
+// Text as a reader sees it, for matching: what looks the same folds to one
+// form, a term and the text alike. In order:
+//   - compatibility forms become plain ones (NFKC: full-width letters,
+//     ligatures, circled and mathematical letters);
+//   - combining marks left over Latin, Greek and Cyrillic letters go: those
+//     that compose with the letter are part of it (é, ñ, й stay themselves),
+//     the rest (strike-through, stacked marks, enclosing circles) decorate;
+//   - invisible and format characters go, before whitespace runs become one
+//     space; where the text had any, it is also read with each run of them as
+//     a space (zero-width joiners in place of spaces);
+//   - letters that look like others fold to the letter they look like
+//     (confusables.ts).
+import { foldConfusables } from './confusables';
+
+// Format (zero-width space and joiners, soft hyphen, bidi marks), controls but the whitespace ones,
+// and the fillers and variation selectors Cf leaves out.
+const INVISIBLE = '[\\p{Cf}\\x00-\\x08\\x0e-\\x1f\\x7f-\\x84\\x86-\\x9f\\u034f\\u115f\\u1160\\u3164\\uffa0\\u180b-\\u180d\\ufe00-\\ufe0f]';
+const INVISIBLE_RUN = new RegExp(`${INVISIBLE}+`, 'gu');
+const WHITESPACE_RUN = /\s{2,}|[^\S ]/gu;
+const MARK = '[\\p{Mn}\\p{Me}]';
+// Marks over the letters of the alphabets that write accents that way (an invisible character may
+// sit between); marks that are letters' own parts elsewhere (Devanagari vowel signs, dakuten) stay.
+const MARKS_OVER_LETTERS = new RegExp(`(?<=[\\p{sc=Latin}\\p{sc=Greek}\\p{sc=Cyrillic}0-9][\\p{Mn}\\p{Me}${INVISIBLE.slice(1, -1)}]*)${MARK}+`, 'gu');
+
+// Whether a text holds an invisible character or a mark, in one pass over its code units: Unicode
+// property classes cost a search per non-ASCII character, so each BMP code unit's answer is kept.
+const HAS_INVISIBLE = 1;
+const HAS_MARK = 2;
+const invisibleOne = new RegExp(`^${INVISIBLE}$`, 'u');
+const markOne = new RegExp(`^${MARK}$`, 'u');
+const bitsOf = (c: string): number => (invisibleOne.test(c) ? HAS_INVISIBLE : 0) | (markOne.test(c) ? HAS_MARK : 0);
+const BMP_BITS = Uint8Array.from({ length: 0x10000 }, (_, code) => (code >= 0xd800 && code <= 0xdfff ? 0 : bitsOf(String.fromCharCode(code))));
+
+function scan(text: string): number {
+  let bits = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0xd800 || code > 0xdbff) bits |= BMP_BITS[code];
+    else bits |= bitsOf(String.fromCodePoint(text.codePointAt(i++)!)); // astral: tag characters are invisible
+  }
+  return bits;
+}
+
+/** Whitespace runs become one space (a single space, the common case, is left alone). */
+export const collapse = (text: string): string => text.replace(WHITESPACE_RUN, ' ');
+
+/** Compatibility forms undone and decorating marks removed: the text both readings start from. */
+export interface Composed { text: string; invisible: boolean }
+
+export function compose(text: string): Composed {
+  const nfkc = text.normalize('NFKC');
+  const bits = scan(nfkc);
+  return { text: bits & HAS_MARK ? nfkc.replace(MARKS_OVER_LETTERS, '') : nfkc, invisible: (bits & HAS_INVISIBLE) !== 0 };
+}
+
+/** The text folded, in every reading: one, or two when invisible characters may stand for spaces. */
+export function foldReadings({ text, invisible }: Composed): string[] {
+  const readings = invisible ? [text.replace(INVISIBLE_RUN, ''), text.replace(INVISIBLE_RUN, ' ')] : [text];
+  return readings.map((t) => collapse(foldConfusables(t.normalize('NFD')).normalize('NFC')));
+}
+
+/** The text with its letters as written, invisible characters removed: what a pattern in any script expects. */
+export function lightReading({ text, invisible }: Composed): string {
+  return collapse(invisible ? text.replace(INVISIBLE_RUN, '') : text);
+}
+
+/** `text` as a term is matched: its first reading. */
+export const foldText = (text: string): string => foldReadings(compose(text))[0];
