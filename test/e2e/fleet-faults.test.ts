@@ -181,6 +181,23 @@ describe('a fleet under backend faults, before the answer starts', () => {
     expect((await chat(alone)).status).toBe(200);
   });
 
+  it('a backend that took the request and hung up after a silence: never resent for free; the silence counts against the attempts', async () => {
+    const [lone] = await backends('lone');
+    lone.script({ kind: 'hang-up', afterMs: 600 });
+    const alone = await fleet([lone]);
+    const [res, ms] = await timed(() => chat(alone));
+    expectError(res, 502, 'upstream_error', null);
+    expect(lone.bodies.length).toBe(1); // a 0.6 s silence never becomes 1.2 s
+    expect(ms).toBeLessThan(1100);
+    // Two such endpoints and one retry allowed: each tried once, never a third time.
+    const [a, b] = await backends('a', 'b');
+    a.script({ kind: 'hang-up', afterMs: 300 });
+    b.script({ kind: 'hang-up', afterMs: 300 });
+    const two = await fleet([a, b], { retry: { attempts: 1 } });
+    expectError(await chat(two), 502, 'upstream_error', null);
+    expect([a.bodies.length, b.bodies.length]).toEqual([1, 1]);
+  });
+
   it('a slow first event within firstEventMs is slowness, not silence: one attempt, no retry', async () => {
     const [a, b] = await backends('a', 'b');
     a.script({ kind: 'ok', firstEventMs: 400 }, ok);

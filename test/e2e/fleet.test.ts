@@ -11,6 +11,7 @@ import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post, postSse } from '../support/http';
 import { expectError } from '../support/errors';
 import { parseExposition, scrape } from '../support/metrics';
+import { until } from '../support/wait';
 
 interface Served { url: string; port: number; close(): Promise<void> }
 
@@ -200,6 +201,34 @@ describe('active health checks', () => {
       healthy = true;
       await new Promise((r) => setTimeout(r, 250));
       expect((await send()).status).toBe(200);
+    } finally {
+      await gw.close();
+      await server.close();
+    }
+  });
+});
+
+describe('active health checks behind authentication', () => {
+  it('send the upstream\'s configured headers, so a /health that needs them keeps the endpoint in', async () => {
+    const checks: Array<string | undefined> = [];
+    const server = await serve((req, res) => {
+      if (req.url === '/health') {
+        checks.push(req.headers.authorization);
+        res.writeHead(req.headers.authorization === 'Bearer upstream-secret' ? 200 : 401);
+        return void res.end();
+      }
+      answer(res, 'hi');
+    });
+    const alice = makeKey('alice');
+    const gw = await startGateway({
+      keys: [alice.entry],
+      upstreams: { u: { url: server.url, headers: { Authorization: 'Bearer upstream-secret' }, healthCheck: { path: '/health', intervalMs: 100 }, health: { consecutiveFailures: 2, baseEjectionMs: 60_000 } } },
+      routes: [{ model: '*', upstream: 'u' }],
+    });
+    try {
+      await until(() => checks.length >= 3, 'three health checks');
+      expect(checks.slice(0, 3)).toEqual(Array(3).fill('Bearer upstream-secret'));
+      expect((await post(`${gw.url}/v1/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, bearer(alice.key))).status).toBe(200);
     } finally {
       await gw.close();
       await server.close();
