@@ -20,6 +20,7 @@ async function gateway(url: string): Promise<TestGateway> {
     keys: [alice.entry],
     upstreams: { u: { url, format: 'openai' } },
     routes: [{ model: 'chat-a', upstream: 'u' }, { model: 'chat-b', upstream: 'u' }, { model: '*', upstream: 'u' }],
+    plugins: [{ name: 'metrics' }],
   }, { metrics: {}, asConfigured: true });
   open.push(gw);
   return gw;
@@ -60,7 +61,8 @@ describe('a backend\'s answer about one model never refuses another', () => {
     expect(await metric(gw, 'sluice_upstream_model_up', { upstream: 'u', model: 'chat-a' })).toBe(0);
     expect(await metric(gw, 'sluice_upstream_endpoint_up', { upstream: 'u' })).toBe(1);
     expect(await metric(gw, 'sluice_upstream_ejections_total', { upstream: 'u', model: 'chat-a', reason: 'rate_limited' })).toBe(1);
-    expect(await metric(gw, 'sluice_rate_limited_total', { scope: 'backend', budget: 'requests' })).toBeUndefined(); // no metrics plugin in this chain
+    expect(await metric(gw, 'sluice_rate_limited_total', { scope: 'backend', budget: 'requests' })).toBe(1);
+    expect(await metric(gw, 'sluice_requests_total', { model: 'chat-a', status: '429', reason: 'rate_limited' })).toBe(1);
   });
 
   it('5xx for one model take that model out after consecutiveFailures; the others are unaffected, and the message claims no more than happened', async () => {
