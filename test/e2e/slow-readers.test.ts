@@ -49,6 +49,7 @@ async function startStreamer(events: number, eventBytes: number) {
 /** A streamed request whose client reads the first chunk, then stops reading until `resume()`. */
 function pausedStream(url: string, model: string) {
   let resume = (): void => undefined;
+  let drop = (): void => undefined;
   const done = new Promise<string>((resolve, reject) => {
     const payload = JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'hi' }] });
     const req = request(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearer(alice.key) } }, (res) => {
@@ -62,8 +63,9 @@ function pausedStream(url: string, model: string) {
     });
     req.on('error', reject);
     req.end(payload);
+    drop = () => req.destroy();
   });
-  return { done, resume: () => resume() };
+  return { done, resume: () => resume(), drop: () => drop() };
 }
 
 const events = (raw: string): string[] => raw.split('\n\n').filter((b) => b.startsWith('data: ')).map((b) => b.slice(6));
@@ -111,5 +113,21 @@ describe('a client that stops reading a stream', () => {
     expect(got.at(-1)).not.toBe('[DONE]');
     expect(JSON.parse(got.at(-1)!).error).toMatchObject({ reason: 'request_timeout', status: 408 });
     expect((await post(`${gw.url}/v1/chat/completions`, { model: 'short', messages: [{ role: 'user', content: 'hi' }] }, bearer(alice.key))).status).toBe(200);
+  }, 20_000);
+
+  it('drops the connection of a client that never reads again, one more clientStallMs after the end', async () => {
+    const backend = await startStreamer(2000, 32 * 1024);
+    const gw = await gateway(backend.base, { clientStallMs: 400 });
+    let closed = false;
+    gw.server.once('connection', (socket) => socket.once('close', () => { closed = true; }));
+    const client = pausedStream(gw.url, 'long');
+    client.done.catch(() => undefined);
+    await until(() => backend.blocked > 0, 'the backend to be held back', 10_000);
+    await until(() => backend.closed > 0, 'the backend to be let go', 5_000);
+    const ended = Date.now();
+    // A client that reads nothing more does not see it; the gateway's side of the connection closes.
+    await until(() => closed, 'the gateway to drop the connection', 3_000);
+    expect(Date.now() - ended).toBeGreaterThanOrEqual(300);
+    client.drop();
   }, 20_000);
 });
