@@ -38,6 +38,8 @@ const serverSchema = z.strictObject({
   /** A client must send its headers within this, and its whole request (body included) within requestTimeoutMs. */
   headersTimeoutMs: intLike(1_000, 600_000).default(10_000),
   requestTimeoutMs: intLike(1_000, 3_600_000).default(30_000),
+  /** A client that leaves a stream unread this long is ended; meanwhile the backend waits, and no backend timer runs. */
+  clientStallMs: intLike(100, 3_600_000).default(60_000),
   metrics: z.strictObject({
     host: z.string().min(1).default('127.0.0.1'),
     port: intLike(0, 65535).default(9464),
@@ -112,6 +114,8 @@ export const upstreamSchema = z.looseObject({
     /** Before a retry on the same endpoint (no other in rotation): backoffMs doubling per retry, up to maxBackoffMs, with jitter. */
     backoffMs: intLike(0, 60_000).default(100),
     maxBackoffMs: intLike(0, 600_000).default(2_000),
+    /** The longest Retry-After (on a 429 or 503) waited out before the same endpoint is tried again, when no other can answer. */
+    maxRetryAfterWaitMs: intLike(0, 600_000).default(5_000),
   }).prefault({}),
   format: z.enum(['openai', 'native', 'demo']).default('openai'),
   headers: z.record(z.string(), z.string()).default({}),
