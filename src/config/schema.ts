@@ -55,6 +55,23 @@ export const redisSchema = z.strictObject({
   commandTimeoutMs: intLike(10, 10_000).default(100),
 });
 
+/**
+ * What the gateway keeps of Responses API turns (`store: true`, OpenAI's
+ * default), for `previous_response_id` and GET /v1/responses/{id}: in Redis
+ * when the config names it, else in memory (the primary's, with workers).
+ */
+export const responsesSchema = z.strictObject({
+  /** false: nothing is kept; `previous_response_id` and the stored-response endpoints find nothing. */
+  store: z.boolean().default(true),
+  /** How long a stored response is kept after its last write: 30 days, as OpenAI keeps them. */
+  ttlSeconds: intLike(1, 3650 * 86_400).default(2_592_000),
+  /** Largest stored response (its JSON: the response, its input and the history a later turn continues from); a larger one is not kept. */
+  maxResponseBytes: sizeLike.default(4 * 1024 ** 2),
+  /** Without Redis: all stored responses of this replica together; the least recently used go first. */
+  memoryMaxBytes: sizeLike.default(64 * 1024 ** 2),
+}).refine((r) => r.memoryMaxBytes >= r.maxResponseBytes, { message: 'must be at least maxResponseBytes (one response at the cap must fit)', path: ['memoryMaxBytes'] })
+  .prefault({});
+
 /** Where a plugin may add fields to the config: keys, orgs, a key's or org's `limits`, routes, upstreams. */
 export type FieldPoint = 'keys' | 'orgs' | 'limits' | 'routes' | 'upstreams';
 
@@ -190,6 +207,7 @@ export const configSchema = z.strictObject({
   server: serverSchema,
   redis: redisSchema.optional(),
   admission: admissionSchema,
+  responses: responsesSchema,
   keys: z.array(keySchema).default([]),
   orgs: z.record(z.string(), orgSchema).default({}),
   upstreams: z.record(z.string(), upstreamSchema).default({}),
