@@ -23,6 +23,7 @@ export const REASONS = {
   upstream_error: 502,
   limiter_unavailable: 503,
   upstream_unavailable: 503,
+  store_unavailable: 503,
   shutting_down: 503,
   upstream_timeout: 504,
   // A backend's own 4xx keeps the backend's status; 400 is only the default.

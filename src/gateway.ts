@@ -14,6 +14,7 @@ import { watchRedisUp } from './redis/metrics';
 import { StoreHealth } from './redis/store-health';
 import { LeasePools } from './admission/stores';
 import { serveLeases } from './admission/primary-leases';
+import { serveResponses } from './protocols/responses/state';
 import { builtinPlugins } from '../plugins';
 
 export interface Gateway {
@@ -49,8 +50,9 @@ export const gatewayConfigCheck = (extraPlugins: PluginDefinition[] = []): Extra
  * a config names. Call it with each config before the workers get it.
  */
 export function primaryPlugins(primary: PrimaryLink): (loaded: LoadedConfig) => void {
-  // The core's own first: in-flight leases exact across the workers.
+  // The core's own first: in-flight leases exact across the workers, and the stored responses without Redis.
   serveLeases(primary);
+  const responses = serveResponses(primary);
   const registry = new PluginRegistry(builtinPlugins);
   const done = new WeakSet<PluginDefinition>();
   const setUp = (def: PluginDefinition): void => {
@@ -59,7 +61,10 @@ export function primaryPlugins(primary: PrimaryLink): (loaded: LoadedConfig) => 
     def.setUpPrimary?.(primary);
   };
   builtinPlugins.forEach(setUp);
-  return (loaded) => registry.resolveChain(loaded.config.plugins, dirname(loaded.file), []).forEach(({ def }) => setUp(def));
+  return (loaded) => {
+    responses.apply(loaded.config.responses);
+    registry.resolveChain(loaded.config.plugins, dirname(loaded.file), []).forEach(({ def }) => setUp(def));
+  };
 }
 
 /** `cluster`: the link to the primary, in a worker (server.workers above 1). */

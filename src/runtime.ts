@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { GatewayConfig, PluginEntry } from './config/schema';
 import { ConfigError, type ExtraCheck, type LoadedConfig } from './config/load';
 import { buildKeyIndex, type KeyIndex } from './auth/keys';
-import { advertiseProblems, compileRoutes, type RouteTable } from './routing/routes';
+import { advertiseProblems, compileRoutes, exactModelIds, type RouteTable } from './routing/routes';
 import { closePipeline, createPipeline, type Pipeline } from './pipeline/pipeline';
 import type { PluginRegistry } from './pipeline/registry';
 import type { PluginDefinition, Services } from './pipeline/contract';
@@ -129,10 +129,14 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
   const reply = createReply(pipeline, deps.logger);
   const fleet = fleetMetrics(deps.services.metrics);
   const engines = scoredMetrics(deps.services.metrics);
+  // A model as sent upstream is labelled by its name when the config gives it (a route's exact model or upstreamModel), else "other".
+  const configured = new Set([...exactModelIds(config.routes), ...config.routes.flatMap((r) => (r.upstreamModel === undefined ? [] : [r.upstreamModel]))]);
+  const modelLabel = (model: string): string => (configured.has(model) ? model : 'other');
   for (const [name, upstream] of Object.entries(config.upstreams)) {
     const url = upstream.format === 'demo' ? (await demoBackendFor(upstream.url)).url : upstream.url;
     const members = upstream.endpoints ?? [{ url: url!, weight: 1 }];
-    upstreams.set(name, createUpstream(name, { ...upstream, format: upstream.format === 'demo' ? 'native' : upstream.format, members }, pipeline, reply, fleet, engines));
+    const setup = { members, clientStallMs: config.server.clientStallMs, modelLabel };
+    upstreams.set(name, createUpstream(name, { ...upstream, format: upstream.format === 'demo' ? 'native' : upstream.format, ...setup }, pipeline, reply, fleet, engines));
   }
   const passthroughProxies = new Map<string, PassthroughProxy>();
   for (const name of new Set(config.passthrough.map((p) => p.upstream))) {

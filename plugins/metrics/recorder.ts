@@ -60,8 +60,9 @@ export class Recorder {
    */
   startAtZero(upstreams: readonly string[]): void {
     for (const scope of SCOPE_VALUES) {
-      // A model or an upstream has only an in-flight limit; a key and an org have every kind.
-      for (const budget of scope === 'model' || scope === 'upstream' ? ['concurrency'] : BUDGET_VALUES) this.metrics.rateLimited.inc({ scope, budget }, 0);
+      // A model or an upstream has only an in-flight limit, a resting backend only requests; a key and an org have every kind.
+      const budgets = scope === 'model' || scope === 'upstream' ? ['concurrency'] : scope === 'backend' ? ['requests'] : BUDGET_VALUES;
+      for (const budget of budgets) this.metrics.rateLimited.inc({ scope, budget }, 0);
     }
     for (const endpoint of FILTERED_ENDPOINTS) this.metrics.contentFilterBlocks.inc({ endpoint }, 0);
     for (const upstream of upstreams) for (const kind of KIND_VALUES) this.metrics.upstreamErrors.inc({ upstream, kind }, 0);

@@ -9,6 +9,7 @@
 // while nothing waits. Interest is noted with the refusal itself, so a
 // release between the refusal and the poll is not missed.
 import type { PrimaryLink } from '../pipeline/contract';
+import { WorkerPolls } from '../cluster/worker-polls';
 
 export const LEASES_CHANNEL = 'sluice.leases';
 export const WAKE_CHANNEL = 'sluice.leases.wake';
@@ -35,7 +36,7 @@ export class PrimaryLeases {
   private readonly refused = new Map<string, Set<number>>();
   /** Workers owed a wake-up that have no poll open. */
   private readonly owed = new Set<number>();
-  private readonly polls = new Map<number, (woken: boolean) => void>();
+  private readonly polls = new WorkerPolls(false);
   /** Workers that exited: a message of theirs still in the channel takes nothing. */
   private readonly gone = new Set<number>();
 
@@ -66,24 +67,14 @@ export class PrimaryLeases {
   poll(worker: number, waitMs = POLL_WAIT_MS): boolean | Promise<boolean> {
     if (this.owed.delete(worker)) return true;
     if (this.gone.has(worker)) return false;
-    this.polls.get(worker)?.(false); // a newer poll replaces it
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => answer(false), waitMs);
-      timer.unref();
-      const answer = (woken: boolean): void => {
-        clearTimeout(timer);
-        if (this.polls.get(worker) === answer) this.polls.delete(worker);
-        resolve(woken);
-      };
-      this.polls.set(worker, answer);
-    });
+    return this.polls.hold(worker, waitMs);
   }
 
   /** A worker exited: every lease it held is free now, and it is owed nothing. */
   exited(worker: number): void {
     this.gone.add(worker);
     this.owed.delete(worker);
-    this.polls.get(worker)?.(false);
+    this.polls.answer(worker, false);
     for (const waiting of this.refused.values()) waiting.delete(worker);
     for (const [key, leases] of this.held) {
       for (const [lease, holder] of leases) if (holder === worker) this.release(key, lease, undefined);
@@ -110,9 +101,7 @@ export class PrimaryLeases {
   }
 
   private wake(worker: number): void {
-    const poll = this.polls.get(worker);
-    if (poll !== undefined) poll(true);
-    else this.owed.add(worker);
+    if (!this.polls.answer(worker, true)) this.owed.add(worker);
   }
 }
 

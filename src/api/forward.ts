@@ -3,13 +3,13 @@
 // client, the next fallback that may take it; after a stream was cut, one
 // that continues it from the text already sent (routes[].continueOnFailure).
 import type { Endpoint } from '../config/schema';
-import { isGatewayError } from '../errors';
 import type { Context, Fallbacks } from '../pipeline/context';
 import { openaiFormat } from '../proxy/formats/openai';
 import { estimateTokens } from '../proxy/usage';
 import type { Route } from '../routing/routes';
 import type { Runtime } from '../runtime';
 import type { Exchange } from '../proxy/exchange';
+import { decideFallback, type FallbackOption } from './fallback-decision';
 
 const UPSTREAM_PATH: Record<Endpoint, string> = { chat: '/chat/completions', images: '/images/generations' };
 
@@ -19,17 +19,6 @@ export function forwardTo(runtime: Runtime, ctx: Context, endpoint: Endpoint, ro
   const format = exchange === undefined ? upstream.format : exchange.formatFor(upstream);
   upstream.forward(ctx, format.path ?? UPSTREAM_PATH[endpoint], format.requestBody(ctx, route.upstreamModel ?? model), format);
 }
-
-/**
- * Failures that say the backends could not answer, not that the request is
- * wrong: a fallback may. A 4xx only with a code the route names (failoverOn).
- */
-const fallsBack = (err: unknown, failoverOn: readonly string[]): boolean => isGatewayError(err) && (
-  err.reason === 'upstream_error' || err.reason === 'upstream_unavailable' || err.reason === 'upstream_timeout'
-  || (err.reason === 'upstream_rejected' && (err.status === 429 || (err.details?.backendCode !== undefined && failoverOn.includes(err.details.backendCode)))));
-
-/** Failures of a stream under way that a fallback could make good: cut, broken off with an error event, or stalled. */
-const CUT = new Set(['upstream_error', 'upstream_timeout']);
 
 /**
  * One request's fallback models, tried in order, each with its own route
@@ -57,16 +46,13 @@ export class FallbackChain implements Fallbacks {
   /** Nothing reached the client yet: the next fallback answers instead. The answer names it, and its usage is charged to it. */
   tryNext(err: unknown): boolean {
     const { ctx, runtime } = this;
-    if (!fallsBack(err, this.failoverOn) || ctx.closed) return false;
-    for (let id = this.left.shift(); id !== undefined; id = this.left.shift()) {
-      const next = runtime.routes.resolve(id, this.endpoint, ctx.version);
-      if (next === undefined || !ctx.principal!.mayUse(id) || (this.dialect === 'openai' && next.dialect !== 'openai')) continue;
-      if (this.exchange !== undefined && !this.exchange.serves(runtime.upstreams.get(next.upstream)!, ctx)) continue;
-      runtime.fleet.fellBack(ctx.route!.upstream, id);
-      this.switchTo(id, next, () => forwardTo(runtime, ctx, this.endpoint, next, id, this.exchange));
-      return true;
-    }
-    return false;
+    const left = this.options();
+    const i = decideFallback({ when: 'before', err, failoverOn: this.failoverOn, clientGone: ctx.closed, mayContinue: false, relayed: undefined, left });
+    if (i < 0) return false;
+    const next = this.take(left, i);
+    const id = left[i].id;
+    this.switchTo(id, next, () => forwardTo(runtime, ctx, this.endpoint, next, id, this.exchange));
+    return true;
   }
 
   /**
@@ -95,26 +81,46 @@ export class FallbackChain implements Fallbacks {
    * the same completion id.
    */
   continueStream(err: unknown): boolean {
-    const { ctx, runtime } = this;
+    const { ctx } = this;
     const f = ctx.forwarding;
     const prefix = f.relayedText;
-    if (!this.continues) return false;
+    const mayContinue = this.continues;
     this.continues = false;
-    if (ctx.closed || prefix === undefined || prefix === '' || !isGatewayError(err) || !CUT.has(err.reason)) return false;
-    for (let id = this.left.shift(); id !== undefined; id = this.left.shift()) {
-      const next = runtime.routes.resolve(id, 'chat', ctx.version);
-      const upstream = next && runtime.upstreams.get(next.upstream);
-      if (next?.assistantPrefix === undefined || upstream?.format !== openaiFormat || !ctx.principal!.mayUse(id)) continue;
-      runtime.fleet.fellBack(ctx.route!.upstream, id);
-      f.relayedText = undefined;
-      f.continuation = { prefixTokens: estimateTokens(prefix.length), cause: err, charsAtStart: f.streamedChars };
-      this.switchTo(id, next, () => {
-        const body = JSON.parse(upstream.format.requestBody(ctx, next.upstreamModel ?? id)) as { messages: unknown[] };
-        body.messages.push({ role: 'assistant', content: prefix });
-        upstream.forward(ctx, UPSTREAM_PATH.chat, JSON.stringify({ ...body, ...next.assistantPrefix!.params }));
-      });
-      return true;
-    }
-    return false;
+    const left = mayContinue ? this.options() : [];
+    const i = decideFallback({ when: 'cut', err, failoverOn: this.failoverOn, clientGone: ctx.closed, mayContinue, relayed: prefix, left });
+    if (i < 0) return false;
+    const next = this.take(left, i);
+    const id = left[i].id;
+    f.relayedText = undefined;
+    f.continuation = { prefixTokens: estimateTokens(prefix!.length), cause: err, charsAtStart: f.streamedChars };
+    const upstream = this.runtime.upstreams.get(next.upstream)!;
+    this.switchTo(id, next, () => {
+      const body = JSON.parse(upstream.format.requestBody(ctx, next.upstreamModel ?? id)) as { messages: unknown[] };
+      body.messages.push({ role: 'assistant', content: prefix });
+      upstream.forward(ctx, UPSTREAM_PATH.chat, JSON.stringify({ ...body, ...next.assistantPrefix!.params }));
+    });
+    return true;
+  }
+
+  /** The fallbacks not yet passed over, with what decides each (only on a failure). */
+  private options(): FallbackOption[] {
+    const { runtime, ctx } = this;
+    return this.left.map((id) => {
+      const route = runtime.routes.resolve(id, this.endpoint, ctx.version);
+      return {
+        id, routed: route !== undefined, allowed: ctx.principal!.mayUse(id),
+        // Takes the request as it is: the messages of its dialect, and (another protocol) a backend that can serve it.
+        dialectFits: (this.dialect !== 'openai' || route?.dialect === 'openai') && (this.exchange === undefined || (route !== undefined && this.exchange.serves(runtime.upstreams.get(route.upstream)!, ctx))),
+        continues: route?.assistantPrefix !== undefined && runtime.upstreams.get(route.upstream)?.format === openaiFormat,
+      };
+    });
+  }
+
+  /** Passes over the fallbacks before `i` and takes `i`, counted as a fallback from the upstream that could not answer; its route. */
+  private take(left: readonly FallbackOption[], i: number): Route {
+    const { id } = left[i];
+    this.left.splice(0, i + 1);
+    this.runtime.fleet.fellBack(this.ctx.route!.upstream, id);
+    return this.runtime.routes.resolve(id, this.endpoint, this.ctx.version)!;
   }
 }

@@ -38,6 +38,8 @@ const serverSchema = z.strictObject({
   /** A client must send its headers within this, and its whole request (body included) within requestTimeoutMs. */
   headersTimeoutMs: intLike(1_000, 600_000).default(10_000),
   requestTimeoutMs: intLike(1_000, 3_600_000).default(30_000),
+  /** A client that leaves a stream unread this long is ended; meanwhile the backend waits, and no backend timer runs. */
+  clientStallMs: intLike(100, 3_600_000).default(60_000),
   metrics: z.strictObject({
     host: z.string().min(1).default('127.0.0.1'),
     port: intLike(0, 65535).default(9464),
@@ -52,6 +54,23 @@ export const redisSchema = z.strictObject({
   failMode: z.enum(['open', 'closed']).default('open'),
   commandTimeoutMs: intLike(10, 10_000).default(100),
 });
+
+/**
+ * What the gateway keeps of Responses API turns (`store: true`, OpenAI's
+ * default), for `previous_response_id` and GET /v1/responses/{id}: in Redis
+ * when the config names it, else in memory (the primary's, with workers).
+ */
+export const responsesSchema = z.strictObject({
+  /** false: nothing is kept; `previous_response_id` and the stored-response endpoints find nothing. */
+  store: z.boolean().default(true),
+  /** How long a stored response is kept after its last write: 30 days, as OpenAI keeps them. */
+  ttlSeconds: intLike(1, 3650 * 86_400).default(2_592_000),
+  /** Largest stored response (its JSON: the response, its input and the history a later turn continues from); a larger one is not kept. */
+  maxResponseBytes: sizeLike.default(4 * 1024 ** 2),
+  /** Without Redis: all stored responses of this replica together; the least recently used go first. */
+  memoryMaxBytes: sizeLike.default(64 * 1024 ** 2),
+}).refine((r) => r.memoryMaxBytes >= r.maxResponseBytes, { message: 'must be at least maxResponseBytes (one response at the cap must fit)', path: ['memoryMaxBytes'] })
+  .prefault({});
 
 /** Where a plugin may add fields to the config: keys, orgs, a key's or org's `limits`, routes, upstreams. */
 export type FieldPoint = 'keys' | 'orgs' | 'limits' | 'routes' | 'upstreams';
@@ -112,6 +131,8 @@ export const upstreamSchema = z.looseObject({
     /** Before a retry on the same endpoint (no other in rotation): backoffMs doubling per retry, up to maxBackoffMs, with jitter. */
     backoffMs: intLike(0, 60_000).default(100),
     maxBackoffMs: intLike(0, 600_000).default(2_000),
+    /** The longest Retry-After (on a 429 or 503) waited out before the same endpoint is tried again, when no other can answer. */
+    maxRetryAfterWaitMs: intLike(0, 600_000).default(5_000),
   }).prefault({}),
   format: z.enum(['openai', 'native', 'demo']).default('openai'),
   headers: z.record(z.string(), z.string()).default({}),
@@ -198,6 +219,7 @@ export const configSchema = z.strictObject({
   server: serverSchema,
   redis: redisSchema.optional(),
   admission: admissionSchema,
+  responses: responsesSchema,
   keys: z.array(keySchema).default([]),
   orgs: z.record(z.string(), orgSchema).default({}),
   upstreams: z.record(z.string(), upstreamSchema).default({}),

@@ -52,18 +52,18 @@ export function affinity(members: readonly Member[], loadFactor: number, spread:
   return {
     pick(all, now, exclude, request) {
       const key = request?.key;
-      if (key === undefined) return spread.pick(all, now, exclude);
+      if (key === undefined) return spread.pick(all, now, exclude, request);
       const inflight = all.reduce((sum, m) => sum + m.inflight, 0);
       const n = ring.points.length;
       const start = firstAtOrAfter(ring.points, fnv1a(key));
       for (let i = 0; i < n; i++) {
         const m = ring.owners[(start + i) % n];
-        if (!m.available(now) || exclude?.has(m)) continue;
+        if (!m.availableFor(now, request?.model) || exclude?.has(m)) continue;
         // This request included: an endpoint may hold at most loadFactor times its share, and always one.
         const bound = Math.max(1, Math.ceil(loadFactor * (inflight + 1) * (m.weight / totalWeight)));
         if (m.inflight < bound) return m;
       }
-      return spread.pick(all, now, exclude);
+      return spread.pick(all, now, exclude, request);
     },
   };
 }

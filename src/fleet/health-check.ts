@@ -1,9 +1,12 @@
 // Active health checks, optional: a GET of `path` on every endpoint each
-// `intervalMs` (vLLM serves /health), never a completion. A failed check
-// counts as a failed attempt; a passing one brings an ejected endpoint back
-// at once, so a pool that was all out recovers without waiting on traffic.
+// `intervalMs` (vLLM serves /health), never a completion, with the upstream's
+// configured headers (a /health behind authentication answers). A failed
+// check counts against the endpoint; a passing one brings an ejected endpoint
+// back at once, so a pool that was all out recovers without waiting on
+// traffic. A check names no model, so it moves no model's health.
 import { request } from 'undici';
-import { recordAttempt, type HealthSettings, type Member } from './member';
+import type { FleetHealth } from './fleet-health';
+import type { Member } from './member';
 
 export interface HealthCheck {
   path: string;
@@ -11,25 +14,22 @@ export interface HealthCheck {
 }
 
 /** Starts the checks; returns their stop. */
-export function startHealthChecks(members: readonly Member[], check: HealthCheck, health: HealthSettings, timeoutMs: number, ejected: (m: Member) => void): () => void {
+export function startHealthChecks(health: FleetHealth, check: HealthCheck, headers: Readonly<Record<string, string>>, timeoutMs: number, ejected: (m: Member) => void): () => void {
   let running = true;
   const probe = async (member: Member): Promise<void> => {
     const url = new URL(member.url);
     const target = `${url.origin}${check.path}`;
     let ok = false;
     try {
-      const res = await request(target, { method: 'GET', headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) });
+      const res = await request(target, { method: 'GET', headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) });
       await res.body.dump();
       ok = res.statusCode >= 200 && res.statusCode < 300;
     } catch {
       ok = false;
     }
-    if (!running) return;
-    // A passing check brings an ejected endpoint back; it does not clear failures of real requests in rotation.
-    if (!ok) { if (recordAttempt(member, 'failure', members, health, Date.now())) ejected(member); }
-    else if (member.ejectedUntil !== 0) recordAttempt(member, 'ok', members, health, Date.now());
+    if (running && health.checked(member, ok, Date.now()) !== undefined) ejected(member);
   };
-  const timer = setInterval(() => { for (const m of members) void probe(m); }, check.intervalMs);
+  const timer = setInterval(() => { for (const m of health.members) void probe(m); }, check.intervalMs);
   timer.unref();
   return () => { running = false; clearInterval(timer); };
 }

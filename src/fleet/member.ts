@@ -1,31 +1,23 @@
-// One backend endpoint of an upstream's fleet and its passive health: how
-// many requests it has in flight (until a stream ends, not its head), how many
-// attempts in a row failed, and until when it is out of rotation. Ejection
-// grows with repeated ejections; when it ends, the endpoint is half-open:
-// one trial request decides whether it is back.
+// One backend endpoint of an upstream's fleet and its passive health, kept in
+// two scopes. The endpoint's own health hears what concerns the connection
+// (refused, reset, TLS, silence before the head); each model it serves has
+// its own for what the backend answered about that model (a 429, a 5xx, a
+// bad, cut or stalled answer), so one model's trouble never takes another
+// out of rotation. In each scope: attempts failing in a row, until when it is
+// out, and the one trial request that decides whether it is back.
 
-export interface HealthSettings {
-  /** Attempts failing in a row (connect error, reset, timeout, 5xx) that eject an endpoint. */
-  consecutiveFailures: number;
-  /** The first ejection's length; each further one doubles it, up to maxEjectionMs. */
-  baseEjectionMs: number;
-  maxEjectionMs: number;
-  /** At most this share of a pool is out of rotation at once. */
-  maxEjectedShare: number;
-  /** The longest a backend's Retry-After on a 429 is honoured. */
-  maxRetryAfterMs: number;
-}
+/** Why a scope is out of rotation: attempts that failed, a 429 asking to wait, or failed active checks. */
+export type EjectionCause = 'failures' | 'rate_limited' | 'check';
 
-export class Member {
-  inflight = 0;
+export class Health {
   failures = 0;
   ejections = 0;
   /** Out of rotation until this time (ms since epoch); 0 when in. */
   ejectedUntil = 0;
-  /** A half-open endpoint's one trial request is under way. */
+  /** A half-open scope's one trial request is under way. */
   trialInFlight = false;
-
-  constructor(readonly url: string, readonly weight: number, readonly index: number) {}
+  /** Why it went out of rotation last. */
+  cause: EjectionCause = 'failures';
 
   /** Whether a new request may go here now: in rotation, or half-open with no trial running. */
   available(now: number): boolean {
@@ -36,40 +28,37 @@ export class Member {
   isEjected(now: number): boolean {
     return this.ejectedUntil !== 0 && now < this.ejectedUntil;
   }
-}
 
-export type AttemptResult = 'ok' | 'failure' | 'neutral';
-
-/** Records how an attempt ended; ejects the endpoint when it keeps failing and the pool can spare it. True when it ejected. */
-export function recordAttempt(member: Member, result: AttemptResult, pool: readonly Member[], settings: HealthSettings, now: number): boolean {
-  const wasTrial = member.trialInFlight;
-  member.trialInFlight = false;
-  if (result === 'neutral') return false;
-  if (result === 'ok') {
-    member.failures = 0;
-    if (member.ejectedUntil !== 0) { member.ejectedUntil = 0; member.ejections = 0; }
-    return false;
+  /** Half-open: the ejection has ended and the next attempt is its trial. */
+  halfOpen(now: number): boolean {
+    return this.ejectedUntil !== 0 && now >= this.ejectedUntil;
   }
-  member.failures++;
-  // A failed trial sends a half-open endpoint straight back out, for longer.
-  if (wasTrial || member.failures >= settings.consecutiveFailures) return eject(member, pool, settings, now, ejectionMs(member, settings));
-  return false;
 }
 
-/** A 429: out of rotation until its Retry-After (capped), or one base ejection without one. True when it ejected. */
-export function recordRateLimited(member: Member, retryAfterMs: number | undefined, pool: readonly Member[], settings: HealthSettings, now: number): boolean {
-  member.trialInFlight = false;
-  return eject(member, pool, settings, now, Math.min(retryAfterMs ?? settings.baseEjectionMs, settings.maxRetryAfterMs));
+/** One model's health on one endpoint; `label` is what metrics call the model (a name from the config, or "other"). */
+export class ModelHealth extends Health {
+  constructor(readonly label: string) {
+    super();
+  }
 }
 
-const ejectionMs = (m: Member, s: HealthSettings): number => Math.min(s.baseEjectionMs * 2 ** m.ejections, s.maxEjectionMs);
+export class Member extends Health {
+  inflight = 0;
+  /**
+   * By the model name sent upstream, made at a model's first failure (a
+   * success touches none), at most MAX_MODELS (see fleet-health.ts).
+   */
+  readonly models = new Map<string, ModelHealth>();
 
-function eject(member: Member, pool: readonly Member[], settings: HealthSettings, now: number, ms: number): boolean {
-  const out = pool.filter((m) => m !== member && m.isEjected(now)).length;
-  // Never more than the allowed share out at once; a lone endpoint may always be ejected (callers fail fast instead of hammering it).
-  if (pool.length > 1 && (out + 1) / pool.length > settings.maxEjectedShare) return false;
-  member.ejectedUntil = now + ms;
-  member.ejections++;
-  member.failures = 0;
-  return true;
+  constructor(readonly url: string, readonly weight: number, readonly index: number) {
+    super();
+  }
+
+  /** Whether a request for `model` may go here now: the endpoint in rotation, and the model on it. */
+  availableFor(now: number, model: string | undefined): boolean {
+    if (!this.available(now)) return false;
+    if (this.models.size === 0 || model === undefined) return true;
+    const health = this.models.get(model);
+    return health === undefined || health.available(now);
+  }
 }

@@ -17,7 +17,7 @@ export interface PickRequest {
 }
 
 export interface Picker {
-  /** An available endpoint not in `exclude`, or undefined when none is. The same `request` object on each attempt of one request. */
+  /** An endpoint in rotation for the request's model, not in `exclude`, or undefined when none is. The same `request` object on each attempt of one request. */
   pick(members: readonly Member[], now: number, exclude?: ReadonlySet<Member>, request?: PickRequest): Member | undefined;
 }
 
@@ -32,8 +32,9 @@ function weightedDraw(candidates: readonly Member[], total: number, random: () =
 
 export function leastInflight(random: () => number = Math.random): Picker {
   return {
-    pick(members, now, exclude) {
-      const candidates = members.filter((m) => m.available(now) && !exclude?.has(m));
+    pick(members, now, exclude, request) {
+      const model = request?.model;
+      const candidates = members.filter((m) => m.availableFor(now, model) && !exclude?.has(m));
       if (candidates.length <= 1) return candidates[0];
       const total = candidates.reduce((sum, m) => sum + m.weight, 0);
       const a = weightedDraw(candidates, total, random);
@@ -47,11 +48,11 @@ export function leastInflight(random: () => number = Math.random): Picker {
 export function roundRobin(): Picker {
   let turn = 0;
   return {
-    pick(members, now, exclude) {
+    pick(members, now, exclude, request) {
       const slots = members.flatMap((m) => Array<Member>(m.weight).fill(m));
       for (let i = 0; i < slots.length; i++) {
         const m = slots[(turn + i) % slots.length];
-        if (m.available(now) && !exclude?.has(m)) {
+        if (m.availableFor(now, request?.model) && !exclude?.has(m)) {
           turn = (turn + i + 1) % slots.length;
           return m;
         }

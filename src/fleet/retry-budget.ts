@@ -11,11 +11,14 @@ export class RetryBudget {
 
   constructor(private readonly share: number) {}
 
-  /** Takes a retry from the budget given the pool's requests in flight; false when it is spent. */
-  tryRetry(requestsInFlight: number): boolean {
-    if (this.retriesInFlight >= Math.max(MIN_RETRIES_IN_FLIGHT, this.share * requestsInFlight)) return false;
+  /** Whether one more retry fits, given the pool's requests in flight (a fact for the retry decision). */
+  hasRoom(requestsInFlight: number): boolean {
+    return this.retriesInFlight < Math.max(MIN_RETRIES_IN_FLIGHT, this.share * requestsInFlight);
+  }
+
+  /** A retry the decision took starts. */
+  take(): void {
     this.retriesInFlight++;
-    return true;
   }
 
   /** A retry's attempt ended. */

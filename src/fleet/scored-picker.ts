@@ -50,7 +50,7 @@ export function scoredPicker(deps: ScoredDeps): Picker {
 
   return {
     pick(members, now, exclude, request) {
-      const inRotation = members.filter((m) => m.available(now) && !exclude?.has(m));
+      const inRotation = members.filter((m) => m.availableFor(now, request?.model) && !exclude?.has(m));
       if (inRotation.length === 0) return undefined;
       const blocks = blocksOf(request);
       const all: Candidate[] = inRotation.map((member) => {

@@ -1,60 +1,34 @@
 // One attempt at a backend, as an undici dispatch handler: it sees the head
-// and each chunk as they arrive. An error status is read (bounded) into the
-// catalogue's error; a JSON answer is collected (bounded) and reshaped by the
-// format; an event stream is relayed chunk by chunk. The head timer covers the
-// whole wait for the head, a wait for a free connection included.
+// and each chunk as they arrive. An error status is read (bounded in size and
+// time) into the catalogue's error; a JSON answer is collected (bounded) and
+// reshaped by the format; an event stream is relayed chunk by chunk. One timer
+// bounds each wait: for the head (a wait for a free connection included), a
+// stream's first event, each silence after it, an error answer's body, and,
+// while the client is not reading, the client.
 import type { Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'undici/types/header';
 import type { CallInFlight, Context } from '../pipeline/context';
 import type { GatewayError } from '../errors';
 import type { Pipeline } from '../pipeline/pipeline';
-import type { Format } from './formats/format';
+import type { AttemptResult } from '../fleet/fleet-health';
+import type { Attempt, CallSettings } from './attempt';
 import type { Reply } from './reply';
+import type { Format } from './formats/format';
 import { StreamRelay } from './stream-relay';
 import { retryAfterMs } from './retry-after';
 import { runResponseBodyHooks } from '../pipeline/runner';
-import { badAnswer, fromSocketError, fromUpstreamStatus, upstreamTimeout, type Phase } from './status';
+import { isConnectError, isTimeoutCode, silenceEnd, socketEnd, statusEnd } from './attempt-end';
+import { badAnswer, clientStalled, fromSocketError, fromUpstreamStatus, upstreamTimeout, type Phase } from './status';
 
+/** An error answer is read this far, and this long at most: the start of it says enough. */
 const MAX_ERROR_BYTES = 64 * 1024;
+const MAX_ERROR_MS = 1_000;
 /** How long a backend may keep a stream open after its [DONE] before its connection is dropped. */
 const AFTER_DONE_MS = 250;
 /** How an event stream opens: a field (data, event, id, retry) or a comment. */
 const SSE_START = /^(data|event|id|retry)?:/;
-// Errors only a connection attempt raises: name resolution, refusal, routing, TLS, connect timeout.
-const CONNECT_ERRORS = /^(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNABORTED|UND_ERR_CONNECT_TIMEOUT|ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_)/;
-const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
-// A connection that dies before any answer: the backend closed it while it sat idle in the pool.
-const DROPPED = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
-
-export interface CallSettings {
-  upstream: string;
-  format: Format;
-  timeoutMs: number;
-  /** Silence from slowness, per attempt: until the head, until a stream's first event, between chunks after it. */
-  firstByteMs: number;
-  firstEventMs: number;
-  idleMs: number;
-  maxAnswerBytes: number;
-  maxEventBytes: number;
-}
 
 type Mode = 'error' | 'json' | 'sniff' | 'stream';
-
-/**
- * What the upstream's fleet learns of an attempt. `retry` is asked only while
- * nothing has reached the client; true means another attempt has started and
- * this one is done. `done` is called exactly once: how the attempt ended, for
- * the endpoint's in-flight count and health.
- */
-export type RetryReason = 'dropped' | 'failed' | 'timeout' | 'rate_limited';
-
-export interface Attempt {
-  /** A silent (timeout) or rate-limited backend is only tried elsewhere; a failed one may be tried again, after a backoff. */
-  retry(why: RetryReason): boolean;
-  done(result: 'ok' | 'failure' | 'neutral', rateLimitedMs?: number): void;
-}
-
-const NO_FLEET: Attempt = { retry: () => false, done: () => undefined };
 
 /** Why the gateway itself abandoned the call: the client left, the head timer, [DONE], a bad answer. */
 class Abandoned extends Error {}
@@ -67,11 +41,15 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
   private chunks: Buffer[] = [];
   private size = 0;
   private relay?: StreamRelay;
-  /** Bounds the wait for the head (a wait for a free connection included), then each silence between chunks. */
+  /** The one timer of the wait under way (see the file's head). */
   private timer?: NodeJS.Timeout;
   private timedOut = false;
   private finished = false;
   private reported = false;
+  /** The request's age when it started out on a connection; -1 before. */
+  private sentAt = -1;
+  /** The client is not reading: the backend is paused, and the timer is the client's. */
+  private paused = false;
 
   constructor(
     private readonly ctx: Context,
@@ -79,7 +57,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
     private readonly pipeline: Pipeline,
     private readonly reply: Reply,
     /** The fleet's side of the attempt: whether to try again elsewhere, and how it ended. */
-    private readonly attempt: Attempt = NO_FLEET,
+    private readonly attempt: Attempt,
     /** The request's format: the upstream's, or its exchange's (another client protocol). */
     private readonly format: Format = settings.format,
   ) {
@@ -94,11 +72,14 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
     this.timer = setTimeout(() => this.timeout(), ms);
   }
 
-  /** The backend was silent too long: tried elsewhere while nothing reached the client, else the timeout error. */
   private timeout(): void {
+    if (this.paused) return this.clientStalled();
+    if (this.mode === 'error') return this.finishError(true);
+    // The backend was silent too long: tried elsewhere while nothing reached the client, else the timeout error.
     this.timedOut = true;
-    this.report('failure');
-    if (!this.ctx.res.headersSent && this.attempt.retry('timeout')) return this.abandon();
+    const end = silenceEnd(this.mode !== undefined);
+    this.report(end.result);
+    if (!this.ctx.res.headersSent && this.attempt.retry(end.reason!)) return this.abandon();
     this.fail(upstreamTimeout(this.settings.upstream, this.phase(undefined)));
   }
 
@@ -118,17 +99,22 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
+    this.sentAt = this.ctx.elapsed();
     if (this.finished) controller.abort(new Abandoned('abandoned'));
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders): void {
     const { ctx, settings } = this;
-    this.awaitingFirstEvent = ctx.stream && status >= 200 && status < 300;
-    this.arm(this.awaitingFirstEvent ? settings.firstEventMs : settings.idleMs);
     ctx.timings.upstreamFirstByte = ctx.elapsed();
     this.status = status;
     this.headers = headers;
-    if (status < 200 || status >= 300) return void (this.mode = 'error');
+    if (status < 200 || status >= 300) {
+      this.mode = 'error';
+      // Bounded in time from the head, however the body trickles.
+      return this.arm(Math.min(settings.idleMs, MAX_ERROR_MS));
+    }
+    this.awaitingFirstEvent = ctx.stream;
+    this.arm(this.awaitingFirstEvent ? settings.firstEventMs : settings.idleMs);
     const declaredStream = String(headers['content-type'] ?? '').startsWith('text/event-stream');
     if (declaredStream && !ctx.stream) return this.fail(badAnswer(settings.upstream, 'an event stream to a request without stream'));
     // Liberal in what backends send: a streamed request's answer is a stream when it carries events.
@@ -138,7 +124,12 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.finished) return;
-    if (!this.awaitingFirstEvent) this.timer?.refresh();
+    if (this.mode === 'error') {
+      this.size += chunk.length;
+      if (this.size > MAX_ERROR_BYTES) return this.finishError(true); // the start of an error body says enough
+      return void this.chunks.push(chunk);
+    }
+    if (!this.awaitingFirstEvent && !this.paused) this.timer?.refresh();
     if (this.mode === 'sniff') {
       if (!SSE_START.test(chunk.toString('latin1', 0, Math.min(chunk.length, 64)).trimStart())) {
         return this.fail(badAnswer(this.settings.upstream, 'an answer that is not an event stream to a streamed request'));
@@ -150,37 +141,27 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
       if (this.relay!.push(chunk)) this.afterDone();
       return;
     }
-    const limit = this.mode === 'error' ? MAX_ERROR_BYTES : this.settings.maxAnswerBytes;
+    const limit = this.settings.maxAnswerBytes;
     this.size += chunk.length;
-    if (this.size > limit) {
-      if (this.mode === 'error') return; // the start of an error body says enough
-      return this.fail(badAnswer(this.settings.upstream, `the body is larger than ${limit} bytes`));
-    }
+    if (this.size > limit) return this.fail(badAnswer(this.settings.upstream, `the body is larger than ${limit} bytes`));
     this.chunks.push(chunk);
   }
 
   onResponseEnd(): void {
     if (this.finished) return;
+    if (this.mode === 'error') return this.finishError(false);
     this.finished = true;
     clearTimeout(this.timer);
     const { ctx, settings } = this;
     if (this.mode === 'stream') {
       // Closed cleanly after every finish reason but without [DONE]: finished properly; cut before one: a failure.
-      if (!this.relay!.done && !this.relay!.finishIfComplete()) { this.report('failure'); return this.fail(badAnswer(settings.upstream, 'the stream ended before it was complete', true), true); }
+      if (!this.relay!.done && !this.relay!.finishIfComplete()) { this.report('failed'); return this.fail(badAnswer(settings.upstream, 'the stream ended before it was complete', true), true); }
       this.report('ok');
       return this.reply.endStream(ctx); // no-op when finishIfComplete has ended it
     }
     if (this.mode === 'sniff') return this.fail(badAnswer(settings.upstream, 'the answer was empty'), true);
     const text = this.chunks.length === 1 ? this.chunks[0].toString('utf8') : Buffer.concat(this.chunks).toString('utf8');
     this.chunks = [];
-    if (this.mode === 'error') {
-      const status = this.status;
-      // 5xx and 429 say nothing about the request: another endpoint may answer it. Other 4xx would only repeat.
-      if (status === 429) this.report('failure', retryAfterMs(this.headers['retry-after']) ?? 0);
-      else this.report(status >= 500 ? 'failure' : 'neutral');
-      if ((status >= 500 || status === 429) && this.attempt.retry(status === 429 ? 'rate_limited' : 'failed')) return;
-      return this.fail(fromUpstreamStatus(status, text, settings.upstream, this.headers['retry-after']), true);
-    }
     let body: string;
     try {
       const answer = this.format.respondJson(ctx, text, settings.upstream);
@@ -189,7 +170,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
       // Output policy on JSON answers: only when a plugin asks is the answer parsed again.
       if (this.pipeline.onResponseBody.length > 0) body = JSON.stringify(runResponseBodyHooks(this.pipeline, ctx, JSON.parse(body) as Record<string, unknown>));
     } catch (err) {
-      this.report('failure');
+      this.report('failed');
       return this.fail(err, true);
     }
     this.report('ok');
@@ -200,25 +181,44 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
     if (error instanceof Abandoned || this.finished) return;
     const err = error as NodeJS.ErrnoException;
     const code = typeof err.code === 'string' ? err.code : undefined;
-    const timedOut = this.timedOut || (code !== undefined && TIMEOUTS.has(code));
-    const phase = this.phase(code);
-    // A dropped idle connection says nothing of the backend's health; a refusal, a reset or a timeout does.
-    const dropped = this.mode === undefined && code !== undefined && DROPPED.has(code) && !timedOut;
-    this.report(dropped ? 'neutral' : 'failure');
+    const timedOut = this.timedOut || isTimeoutCode(code);
+    if (this.mode === 'error') return this.finishError(false);
+    if (this.mode !== undefined) {
+      // The answer broke off: the backend's answer about this model.
+      this.report('failed');
+      return this.fail(fromSocketError(err, timedOut, this.settings.upstream, this.phase(code)));
+    }
+    const end = socketEnd(code, timedOut, this.sentAt < 0 ? undefined : this.ctx.elapsed() - this.sentAt, this.attempt.fresh);
+    this.report(end.result);
     // Nothing reached the client yet: the request may go again, elsewhere or on a fresh connection.
-    if (this.mode === undefined && !timedOut && (dropped || phase === 'connect') && this.attempt.retry(dropped ? 'dropped' : 'failed')) {
+    if (end.reason !== undefined && this.attempt.retry(end.reason)) {
       this.finished = true;
       clearTimeout(this.timer);
       return;
     }
-    this.fail(fromSocketError(err, timedOut, this.settings.upstream, phase));
+    this.fail(fromSocketError(err, timedOut, this.settings.upstream, this.phase(code)));
   }
 
   private phase(code: string | undefined): Phase {
     if (this.ctx.forwarding.streaming) return 'stream';
     if (this.mode !== undefined) return 'body';
-    if (code !== undefined && CONNECT_ERRORS.test(code)) return 'connect';
+    if (isConnectError(code)) return 'connect';
     return this.controller === undefined ? 'queue' : 'head';
+  }
+
+  /** An error answer, read whole or as far as its bounds (`cut`): tried again if it may be, else the client's error. */
+  private finishError(cut: boolean): void {
+    this.finished = true;
+    clearTimeout(this.timer);
+    if (cut && this.controller && !this.controller.aborted) this.controller.abort(new Abandoned('error answer read'));
+    const { status, headers } = this;
+    const text = Buffer.concat(this.chunks).toString('utf8');
+    this.chunks = [];
+    const end = statusEnd(status);
+    const after = status === 429 || status === 503 ? retryAfterMs(headers['retry-after']) : undefined;
+    this.report(end.result, after);
+    if (end.reason !== undefined && this.attempt.retry(end.reason, after)) return;
+    this.fail(fromUpstreamStatus(status, text, this.settings.upstream, headers['retry-after']), true);
   }
 
   private startRelay(): void {
@@ -229,11 +229,40 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
         this.arm(settings.idleMs);
         this.reply.startStream(ctx);
       },
-      pause: () => this.controller?.pause(),
-      resume: () => this.controller?.resume(),
+      pause: () => this.pause(),
+      resume: () => this.resume(),
       fail: (err) => this.failStream(err),
       end: (tail) => this.reply.endStream(ctx, tail),
     }, settings.upstream, settings.maxEventBytes);
+  }
+
+  /** The client is not reading: the backend waits, its silence timer stops, and the client's own starts. */
+  private pause(): void {
+    if (this.paused || this.finished) return;
+    this.paused = true;
+    this.controller?.pause();
+    this.arm(this.settings.clientStallMs);
+  }
+
+  private resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    if (this.finished) return;
+    this.arm(this.settings.idleMs);
+    this.controller?.resume();
+  }
+
+  /**
+   * The client left the stream unread for clientStallMs: it ends with the
+   * error event, the backend is let go without blame, and what the client
+   * has still not read is dropped after one more such wait.
+   */
+  private clientStalled(): void {
+    const { res } = this.ctx;
+    const ms = this.settings.clientStallMs;
+    this.paused = false;
+    this.fail(clientStalled(ms));
+    if (!res.destroyed && !res.writableFinished) res.setTimeout(ms, () => res.destroy());
   }
 
   /**
@@ -250,7 +279,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
    * reached the client it may go to another endpoint; after, it ends with the error event.
    */
   private failStream(err: unknown): void {
-    this.report('failure');
+    this.report('failed');
     if (!this.ctx.res.headersSent && this.attempt.retry('failed')) {
       this.abandon();
       return;
@@ -258,15 +287,14 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
     this.fail(err);
   }
 
-  private report(result: 'ok' | 'failure' | 'neutral', rateLimitedMs?: number): void {
+  private report(result: AttemptResult, retryAfter?: number): void {
     if (this.reported) return;
     this.reported = true;
-    this.attempt.done(result, rateLimitedMs);
+    this.attempt.done(result, retryAfter);
   }
 
   /** Ends the call with an error; `ended` when the backend's answer is already complete. */
   private fail(err: unknown, ended = false): void {
-    if (this.timedOut) this.report('failure');
     if (!ended) this.abandon();
     this.finished = true;
     clearTimeout(this.timer);

@@ -5,6 +5,7 @@
 // kind (connect|timeout|status|stream), the upstream, the phase the attempt
 // reached (queue|connect|head|body|stream) and the socket error code.
 import { GatewayError } from '../errors';
+import type { EjectionCause } from '../fleet/member';
 import { retryAfterValue } from './retry-after';
 
 export type Phase = 'queue' | 'connect' | 'head' | 'body' | 'stream';
@@ -50,6 +51,28 @@ export function fromUpstreamStatus(status: number, bodyText: string, upstream: s
   }
   return new GatewayError('upstream_error', `The model backend failed (HTTP ${status}). ${LATER}`, { details });
 }
+
+/**
+ * No endpoint is in rotation for the model. While a backend asked to wait (a
+ * 429), that is what the client hears: rate_limited, with what is left of the
+ * wait; else upstream_unavailable. Retry-After: when the first one is back.
+ */
+export function outOfRotation(upstream: string, cause: EjectionCause, backInMs: number): GatewayError {
+  const headers = { 'retry-after': String(Math.max(1, Math.ceil(backInMs / 1000))) };
+  if (cause === 'rate_limited') {
+    return new GatewayError('rate_limited', 'The model backend asked for fewer requests for this model (HTTP 429). Retry after the time in Retry-After.', {
+      headers, details: { scope: 'backend', budget: 'requests', kind: 'status', upstream, phase: 'queue', code: 'HTTP 429' },
+    });
+  }
+  const why = cause === 'check' ? 'failed its health checks' : 'failed';
+  return new GatewayError('upstream_unavailable', `Every backend for this model is out of rotation because it ${why} recently. Retry after the time in Retry-After.`, {
+    headers, details: { kind: 'connect', upstream, phase: 'queue', code: 'ALL_EJECTED' },
+  });
+}
+
+/** The client left a stream unread for server.clientStallMs: the stream ends (its last event, when the client reads again). */
+export const clientStalled = (ms: number): GatewayError =>
+  new GatewayError('request_timeout', `The client did not read the stream for ${ms} ms, so the gateway ended it.`);
 
 export const badAnswer = (upstream: string, what: string, midStream = false): GatewayError =>
   new GatewayError('upstream_error', `The model backend sent an answer the gateway cannot use: ${what}. ${LATER}`, { details: { kind: midStream ? 'stream' : 'status', upstream, phase: midStream ? 'stream' : 'body', code: 'bad_answer' } });

@@ -15,6 +15,7 @@ import { badAnswer } from './status';
 export interface RelaySource {
   /** Writes the stream's head: called before the first event goes out, never before. */
   head(): void;
+  /** The client is not reading: the backend waits, and its silence is not counted against it. */
   pause(): void;
   resume(): void;
   fail(err: unknown): void;
@@ -33,6 +34,8 @@ export class StreamRelay {
    * failure (an error event first, a reset) can still be retried elsewhere.
    */
   private headSent = false;
+  /** Waiting for the client's side to drain. */
+  private draining = false;
   private readonly emit: Emit;
   /** While the backend is silent after the head, the transformer's ping every PING_MS (Messages streams). */
   private pinger?: NodeJS.Timeout;
@@ -117,9 +120,11 @@ export class StreamRelay {
         this.source.end(batch);
         return true;
       }
-      if (!res.write(batch) && failure === undefined) {
+      // The client is not reading: the backend waits until it drains (one wait at a time).
+      if (!res.write(batch) && failure === undefined && !this.draining) {
+        this.draining = true;
         this.source.pause();
-        res.once('drain', () => this.source.resume());
+        res.once('drain', () => { this.draining = false; this.source.resume(); });
       }
     }
     if (failure !== undefined) this.source.fail(failure);

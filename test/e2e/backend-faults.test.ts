@@ -6,6 +6,7 @@ import { startHostileBackend, type HostileBackend } from '../support/hostile-bac
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, call, post, postSse } from '../support/http';
 import { expectError } from '../support/errors';
+import { startFaultBackend } from '../support/fault-backend';
 
 describe('hostile backends', () => {
   let backend: HostileBackend;
@@ -107,4 +108,29 @@ describe('hostile backends', () => {
     for (let i = 0; i < 20; i++) expect((await chat('drop-reused')).status).toBe(200);
     expect(backend.dropped).toBeGreaterThan(before);
   });
+});
+
+describe('an error answer without end', () => {
+  it('is cut after 64 KB or a second, whichever comes first: the client gets its 502 then, not when the backend stops', async () => {
+    const backend = await startFaultBackend('b');
+    const alice = makeKey('alice');
+    const gw = await startGateway({ keys: [alice.entry], upstreams: { u: { url: backend.base } }, routes: [{ model: '*', upstream: 'u' }] });
+    const send = () => post(`${gw.url}/v1/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, bearer(alice.key));
+    try {
+      // 100 bytes every 20 ms: the time bound ends it, once for the attempt and once for its retry.
+      backend.script({ kind: 'endless-error', status: 500, chunkBytes: 100 });
+      let started = Date.now();
+      expectError(await send(), 502, 'upstream_error', null);
+      expect(backend.bodies.length).toBe(2);
+      expect(Date.now() - started).toBeLessThan(3000);
+      // 16 KB every 20 ms: the size bound ends it, at once.
+      backend.script({ kind: 'endless-error', status: 503, chunkBytes: 16 * 1024 });
+      started = Date.now();
+      expectError(await send(), 502, 'upstream_error', null);
+      expect(Date.now() - started).toBeLessThan(1000);
+    } finally {
+      await gw.close();
+      await backend.close();
+    }
+  }, 15_000);
 });

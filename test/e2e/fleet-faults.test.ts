@@ -54,32 +54,64 @@ describe('a fleet under backend faults, before the answer starts', () => {
     expect([a.bodies.length, b.bodies.length]).toEqual([1, 5]);
   });
 
-  it('429 without Retry-After: out for the base ejection, then back through one trial', async () => {
+  it('429 without Retry-After: the model rests on that endpoint for a second, then is back through one trial', async () => {
     const [a, b] = await backends('a', 'b');
     a.script(status(429), ok);
-    const gw = await fleet([a, b], { health: { consecutiveFailures: 3, baseEjectionMs: 400, maxEjectedShare: 1 } });
+    const gw = await fleet([a, b]);
     expect(textOf(await chat(gw))).toContain('b-0');
     expect(textOf(await chat(gw))).toContain('b-0');
     expect(a.bodies.length).toBe(1);
-    await new Promise((r) => setTimeout(r, 450));
+    await new Promise((r) => setTimeout(r, 1050));
     const answers = [await chat(gw), await chat(gw)].map(textOf).join(' ');
     expect(answers).toContain('a-0');
     expect(a.bodies.length).toBe(2);
   });
 
-  it('429 from a lone endpoint: passed on with its Retry-After and code, never retried there; then 503 until it is over', async () => {
+  it('429 from a lone endpoint with a long Retry-After: passed on with it and its code, never retried; then 429 rate_limited with what is left of it', async () => {
     const [a] = await backends('a');
-    a.script(status(429, { retryAfter: '2', code: 'rate_limit_exceeded', type: 'rate_limit_error' }), ok);
+    a.script(status(429, { retryAfter: '30', code: 'rate_limit_exceeded', type: 'rate_limit_error' }), ok);
     const gw = await fleet([a]);
-    const res = await chat(gw);
+    const [res, first] = await timed(() => chat(gw));
     expectError(res, 429, 'upstream_rejected', null, { code: 'rate_limit_exceeded', type: 'rate_limit_error' });
-    expect(res.headers['retry-after']).toBe('2');
+    expect(res.headers['retry-after']).toBe('30');
+    expect(first).toBeLessThan(1000);
     expect(a.bodies.length).toBe(1);
     const [refused, ms] = await timed(() => chat(gw));
-    expectError(refused, 503, 'upstream_unavailable', null);
-    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expectError(refused, 429, 'rate_limited', null);
+    expect(refused.body.error.message).not.toMatch(/repeated/);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(29);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(30);
     expect(ms).toBeLessThan(200);
     expect(a.bodies.length).toBe(1);
+  });
+
+  it('429 or 503 from a lone endpoint with a short Retry-After: waited out, then tried again there', async () => {
+    const [a] = await backends('a');
+    a.script(status(429, { retryAfter: '1' }), ok, status(503, { retryAfter: '1' }), ok);
+    const gw = await fleet([a]);
+    for (const round of [0, 2]) {
+      const [res, ms] = await timed(() => chat(gw));
+      expect(res.status).toBe(200);
+      expect(a.arrivals[round + 1] - a.arrivals[round]).toBeGreaterThanOrEqual(950);
+      expect(ms).toBeLessThan(2000);
+    }
+    expect(a.bodies.length).toBe(4);
+  });
+
+  it('a short Retry-After is not waited out past the retry deadline, nor past retry.maxRetryAfterWaitMs', async () => {
+    const [a] = await backends('a');
+    a.script(status(429, { retryAfter: '1', code: 'rate_limit_exceeded', type: 'rate_limit_error' }), ok);
+    const gw = await fleet([a], { retry: { attempts: 1, deadlineMs: 500 } });
+    const [res, ms] = await timed(() => chat(gw));
+    expectError(res, 429, 'upstream_rejected', null, { code: 'rate_limit_exceeded', type: 'rate_limit_error' });
+    expect(ms).toBeLessThan(500);
+    const [b] = await backends('b');
+    b.script(status(503, { retryAfter: '2' }), ok);
+    const strict = await fleet([b], { retry: { attempts: 1, maxRetryAfterWaitMs: 1000 } });
+    const [failed, waited] = await timed(() => chat(strict));
+    expectError(failed, 502, 'upstream_error', null);
+    expect(waited).toBeLessThan(1000);
+    expect(b.bodies.length).toBe(1);
   });
 
   it('500 once, then healthy: the one endpoint is tried again after a backoff with jitter', async () => {
@@ -147,6 +179,23 @@ describe('a fleet under backend faults, before the answer starts', () => {
     expect(lonely).toBeLessThan(2000);
     lone.script(ok);
     expect((await chat(alone)).status).toBe(200);
+  });
+
+  it('a backend that took the request and hung up after a silence: never resent for free; the silence counts against the attempts', async () => {
+    const [lone] = await backends('lone');
+    lone.script({ kind: 'hang-up', afterMs: 600 });
+    const alone = await fleet([lone]);
+    const [res, ms] = await timed(() => chat(alone));
+    expectError(res, 502, 'upstream_error', null);
+    expect(lone.bodies.length).toBe(1); // a 0.6 s silence never becomes 1.2 s
+    expect(ms).toBeLessThan(1100);
+    // Two such endpoints and one retry allowed: each tried once, never a third time.
+    const [a, b] = await backends('a', 'b');
+    a.script({ kind: 'hang-up', afterMs: 300 });
+    b.script({ kind: 'hang-up', afterMs: 300 });
+    const two = await fleet([a, b], { retry: { attempts: 1 } });
+    expectError(await chat(two), 502, 'upstream_error', null);
+    expect([a.bodies.length, b.bodies.length]).toEqual([1, 1]);
   });
 
   it('a slow first event within firstEventMs is slowness, not silence: one attempt, no retry', async () => {

@@ -11,6 +11,7 @@ import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post, postSse } from '../support/http';
 import { expectError } from '../support/errors';
 import { parseExposition, scrape } from '../support/metrics';
+import { until } from '../support/wait';
 
 interface Served { url: string; port: number; close(): Promise<void> }
 
@@ -49,11 +50,12 @@ describe('fleets', () => {
   const alice = makeKey('alice');
   const chat = (model: string, extra: object = {}) => post(`${gw.url}/v1/chat/completions`, { model, messages: [{ role: 'user', content: 'hi' }], ...extra }, bearer(alice.key));
   let lone: { url: string; port: number };
+  let dead: { url: string; port: number };
 
   beforeAll(async () => {
     good = await startBackend({ format: 'openai', events: 2, gapMs: 0 });
     overloaded = await failing(503);
-    const dead = await closedPort();
+    dead = await closedPort();
     lone = await closedPort();
     gw = await startGateway({
       keys: [alice.entry],
@@ -70,7 +72,7 @@ describe('fleets', () => {
   });
   afterAll(async () => { await gw.close(); await good.close(); await overloaded.close(); });
 
-  it('answers every request though two of three endpoints fail, and takes the failing ones out of rotation', async () => {
+  it('answers every request though two of three endpoints fail, and takes the failing ones out of rotation: the refusing endpoint, the model on the failing one', async () => {
     const before = good.requests.length;
     const statuses: number[] = [];
     for (let i = 0; i < 30; i++) statuses.push((await chat('ok-a', i % 2 ? { stream: false } : {})).status);
@@ -81,13 +83,21 @@ describe('fleets', () => {
     for (let i = 0; i < 10; i++) expect((await chat('ok-a')).status).toBe(200);
     expect(overloaded.seen()).toBe(overloadedSeen);
     expect(overloadedSeen).toBeLessThanOrEqual(3);
-    // On the metrics listener: which endpoints are in rotation, why the others left, the retries it took.
+    // On the metrics listener: which endpoints, and which models on them, are in rotation, why the others left, the retries it took.
+    // The model's label: "other", since no route names ok-a.
     const samples = parseExposition((await scrape(gw.metrics!.url)).text);
     const value = (name: string, labels: Record<string, string>) => samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
     expect(value('sluice_upstream_endpoint_up', { upstream: 'fleet', endpoint: good.base })).toBe(1);
-    expect(value('sluice_upstream_endpoint_up', { upstream: 'fleet', endpoint: overloaded.url })).toBe(0);
-    expect(value('sluice_upstream_ejections_total', { upstream: 'fleet', endpoint: overloaded.url, reason: 'failures' })).toBe(1);
-    expect(value('sluice_upstream_retries_total', { upstream: 'fleet', reason: 'failed' })).toBeGreaterThanOrEqual(4);
+    expect(value('sluice_upstream_endpoint_up', { upstream: 'fleet', endpoint: dead.url })).toBe(0);
+    expect(value('sluice_upstream_endpoint_up', { upstream: 'fleet', endpoint: overloaded.url })).toBe(1); // it answers, with 503s for this model
+    expect(value('sluice_upstream_model_up', { upstream: 'fleet', endpoint: overloaded.url, model: 'other' })).toBe(0);
+    expect(value('sluice_upstream_model_up', { upstream: 'fleet', endpoint: good.base, model: 'other' })).toBeUndefined();
+    expect(value('sluice_upstream_ejections_total', { upstream: 'fleet', endpoint: dead.url, model: '', reason: 'failures' })).toBe(1);
+    expect(value('sluice_upstream_ejections_total', { upstream: 'fleet', endpoint: overloaded.url, model: 'other', reason: 'failures' })).toBe(1);
+    const retried = (reason: string) => value('sluice_upstream_retries_total', { upstream: 'fleet', reason }) ?? 0;
+    expect(retried('refused')).toBeGreaterThanOrEqual(1);
+    expect(retried('failed')).toBeGreaterThanOrEqual(1);
+    expect(retried('refused') + retried('failed')).toBeGreaterThanOrEqual(4);
   });
 
   it('retries a stream whose first attempt failed before anything reached the client', async () => {
@@ -191,6 +201,34 @@ describe('active health checks', () => {
       healthy = true;
       await new Promise((r) => setTimeout(r, 250));
       expect((await send()).status).toBe(200);
+    } finally {
+      await gw.close();
+      await server.close();
+    }
+  });
+});
+
+describe('active health checks behind authentication', () => {
+  it('send the upstream\'s configured headers, so a /health that needs them keeps the endpoint in', async () => {
+    const checks: Array<string | undefined> = [];
+    const server = await serve((req, res) => {
+      if (req.url === '/health') {
+        checks.push(req.headers.authorization);
+        res.writeHead(req.headers.authorization === 'Bearer upstream-secret' ? 200 : 401);
+        return void res.end();
+      }
+      answer(res, 'hi');
+    });
+    const alice = makeKey('alice');
+    const gw = await startGateway({
+      keys: [alice.entry],
+      upstreams: { u: { url: server.url, headers: { Authorization: 'Bearer upstream-secret' }, healthCheck: { path: '/health', intervalMs: 100 }, health: { consecutiveFailures: 2, baseEjectionMs: 60_000 } } },
+      routes: [{ model: '*', upstream: 'u' }],
+    });
+    try {
+      await until(() => checks.length >= 3, 'three health checks');
+      expect(checks.slice(0, 3)).toEqual(Array(3).fill('Bearer upstream-secret'));
+      expect((await post(`${gw.url}/v1/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, bearer(alice.key))).status).toBe(200);
     } finally {
       await gw.close();
       await server.close();

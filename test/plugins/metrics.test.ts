@@ -115,7 +115,7 @@ describe('metrics plugin', () => {
     expect(series(samples, 'sluice_rate_limited_total')).toEqual({
       'budget=requests,scope=key': 0, 'budget=tokens,scope=key': 0, 'budget=concurrency,scope=key': 0,
       'budget=requests,scope=org': 0, 'budget=tokens,scope=org': 0, 'budget=concurrency,scope=org': 0,
-      'budget=concurrency,scope=model': 0, 'budget=concurrency,scope=upstream': 0,
+      'budget=concurrency,scope=model': 0, 'budget=concurrency,scope=upstream': 0, 'budget=requests,scope=backend': 0,
     });
     expect(series(samples, 'sluice_content_filter_blocks_total')).toEqual({ 'endpoint=chat': 0, 'endpoint=images': 0, 'endpoint=passthrough': 0 });
     expect(series(samples, 'sluice_upstream_errors_total')).toEqual({ 'kind=connect,upstream=b': 0, 'kind=timeout,upstream=b': 0, 'kind=status,upstream=b': 0, 'kind=stream,upstream=b': 0 });

@@ -1,6 +1,8 @@
 // An OpenAI-format backend that misbehaves on command, for fleet and failover
 // suites. Each request takes the next fault from a script (the last one
 // repeats), so a test says "500 once, then healthy" as ['status-500', 'ok'].
+// A model may have a script of its own (`scriptModel`): one backend serving
+// several models, one of them in trouble.
 // Every answer's text names the backend (`<name>-0 <name>-1 ...`), so a test
 // can tell which backend answered and which words a client got from each.
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -11,6 +13,8 @@ export type Fault =
   | { kind: 'status'; status: number; retryAfter?: string; code?: string; type?: string }
   | { kind: 'reset' } // the connection dies before any answer
   | { kind: 'silent' } // accepts the request and never answers
+  | { kind: 'hang-up'; afterMs: number } // accepts the request, says nothing for afterMs, then closes the connection
+  | { kind: 'endless-error'; status: number; chunkBytes: number } // an error status whose body never ends (a chunk every 20 ms)
   | { kind: 'cut'; after: number } // streams `after` words, then the connection dies
   | { kind: 'stall'; after: number } // streams `after` words, then says nothing more
   | { kind: 'error-event' }; // the stream's first event is an error
@@ -24,8 +28,10 @@ export interface FaultBackend {
   bodies: any[];
   /** When each request arrived (Date.now()). */
   arrivals: number[];
-  /** Sets the script from the next request on. */
+  /** Sets the script from the next request on, for every model without a script of its own. */
   script(...faults: Fault[]): void;
+  /** Sets one model's own script (the model as the backend is asked for it). */
+  scriptModel(model: string, ...faults: Fault[]): void;
   close(): Promise<void>;
 }
 
@@ -36,9 +42,11 @@ export const status = (code: number, extra: Omit<Extract<Fault, { kind: 'status'
 
 export async function startFaultBackend(name: string, port = 0, ...faults: Fault[]): Promise<FaultBackend> {
   let plan: Fault[] = faults.length > 0 ? faults : [ok];
+  const plans = new Map<string, Fault[]>();
   const backend: FaultBackend = {
     name, base: '', port: 0, bodies: [], arrivals: [],
     script: (...next) => { plan = next.length > 0 ? next : [ok]; },
+    scriptModel: (model, ...next) => { plans.set(model, next.length > 0 ? next : [ok]); },
     close: async () => undefined,
   };
   const server = await startJsonServer((req, res, body = {}) => {
@@ -46,7 +54,8 @@ export async function startFaultBackend(name: string, port = 0, ...faults: Fault
     if (req.method === 'GET') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
     backend.bodies.push(body);
     backend.arrivals.push(Date.now());
-    const fault = plan.length > 1 ? plan.shift()! : plan[0];
+    const own = plans.get(body?.model) ?? plan;
+    const fault = own.length > 1 ? own.shift()! : own[0];
     void answer(name, req, res, body, fault);
   }, port);
   backend.port = server.port;
@@ -62,8 +71,18 @@ async function answer(name: string, req: IncomingMessage, res: ServerResponse, b
   switch (fault.kind) {
     case 'reset': return void req.socket.destroy();
     case 'silent': return;
+    case 'hang-up': {
+      const timer = setTimeout(() => req.socket.destroy(), fault.afterMs);
+      return void res.on('close', () => clearTimeout(timer));
+    }
+    case 'endless-error': {
+      res.writeHead(fault.status, { 'content-type': 'application/json' });
+      res.write(`{"error":{"message":"${name} is failing","padding":"`);
+      const drip = setInterval(() => res.write('x'.repeat(fault.chunkBytes)), 20);
+      return void res.on('close', () => clearInterval(drip));
+    }
     case 'status': {
-      const error = JSON.stringify({ error: { message: `${name} refused the request (${fault.status})`, type: fault.type ?? 'server_error', param: null, code: fault.code ?? null } });
+      const error = JSON.stringify({ error: { message: `${name} refused the request (${fault.status})`, type: fault.type ?? (fault.status === 429 ? 'rate_limit_error' : fault.status >= 500 ? 'server_error' : 'invalid_request_error'), param: null, code: fault.code ?? null } });
       res.writeHead(fault.status, { 'content-type': 'application/json', ...(fault.retryAfter ? { 'retry-after': fault.retryAfter } : {}) });
       return void res.end(error);
     }

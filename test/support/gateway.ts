@@ -28,7 +28,8 @@ export function makeKey(id: string, extra: Record<string, unknown> = {}): { key:
 /**
  * One test backend plays many failing scenarios in a row, which passive health
  * would read as a dying endpoint and eject: suites that are not about health
- * get an ejection threshold out of reach. Suites about fleets set `health` themselves.
+ * get an ejection threshold out of reach. Suites about fleets set `health`
+ * themselves, or ask for the config as written (`asConfigured`: the shipped defaults).
  */
 function withoutEjection(upstreams: unknown): unknown {
   if (upstreams === null || typeof upstreams !== 'object') return upstreams;
@@ -38,9 +39,10 @@ function withoutEjection(upstreams: unknown): unknown {
 
 export const silentLogger = () => pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
-export async function startGateway(config: Record<string, unknown>, opts: { file?: string; plugins?: PluginDefinition[]; metrics?: { token?: string }; logger?: pino.Logger } = {}): Promise<TestGateway> {
+export async function startGateway(config: Record<string, unknown>, opts: { file?: string; plugins?: PluginDefinition[]; metrics?: { token?: string }; logger?: pino.Logger; asConfigured?: boolean } = {}): Promise<TestGateway> {
   const file = opts.file ?? `${process.cwd()}/test/inline.yaml`;
-  const validated = validateConfig({ server: { port: 0 }, ...config, upstreams: withoutEjection(config.upstreams) }, file, { ...process.env, PORT: '' }, gatewayConfigCheck(opts.plugins));
+  const upstreams = opts.asConfigured ? config.upstreams : withoutEjection(config.upstreams);
+  const validated = validateConfig({ server: { port: 0 }, ...config, upstreams }, file, { ...process.env, PORT: '' }, gatewayConfigCheck(opts.plugins));
   const gateway = await createGateway({ config: validated, file }, opts.logger ?? silentLogger(), opts.plugins ?? []);
   const metrics = opts.metrics && await startMetricsServer(gateway.services.metrics!, { host: '127.0.0.1', port: 0, token: opts.metrics.token });
   const server = createPublicServer(gateway.app, validated.server);

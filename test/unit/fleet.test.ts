@@ -1,10 +1,15 @@
 // The fleet's pure parts: picking among endpoints and passive health.
-import { Member, recordAttempt, recordRateLimited, type HealthSettings } from '../../src/fleet/member';
+import { Member } from '../../src/fleet/member';
+import { FleetHealth, MAX_MODELS, NO_HINT_REST_MS, type AttemptResult, type HealthSettings } from '../../src/fleet/fleet-health';
 import { leastInflight, roundRobin } from '../../src/fleet/picker';
 import { affinity } from '../../src/fleet/affinity';
 
 const health: HealthSettings = { consecutiveFailures: 3, baseEjectionMs: 1000, maxEjectionMs: 8000, maxEjectedShare: 0.5, maxRetryAfterMs: 60_000 };
 const pool = (n: number, weights: number[] = []) => Array.from({ length: n }, (_, i) => new Member(`http://b${i}`, weights[i] ?? 1, i));
+const label = (model: string) => (model.startsWith('m') ? model : 'other');
+/** An endpoint's attempt for model `m` (or `model`), recorded in its pool. */
+const recordAttempt = (member: Member, result: AttemptResult, members: Member[], settings: HealthSettings, now: number, model = 'm') =>
+  new FleetHealth(members, settings, label).record(member, model, result, now);
 
 describe('least in-flight, power of two choices', () => {
   it('prefers the less loaded of the two it draws, per unit of weight', () => {
@@ -98,48 +103,123 @@ describe('affinity: consistent hashing with bounded loads', () => {
   });
 });
 
-describe('passive health', () => {
+describe('passive health of an endpoint: what concerns the connection', () => {
   it('ejects after consecutive failures, for longer each time, and lets one trial through when it ends', () => {
     const members = pool(4);
     const [m] = members;
-    for (let i = 0; i < 3; i++) recordAttempt(m, 'failure', members, health, 0);
+    for (let i = 0; i < 3; i++) recordAttempt(m, 'unreachable', members, health, 0);
     expect(m.ejectedUntil).toBe(1000);
-    expect(m.available(500)).toBe(false);
-    expect(m.available(1000)).toBe(true);
-    m.trialInFlight = true; // the trial is under way: nobody else goes there
-    expect(m.available(1001)).toBe(false);
-    recordAttempt(m, 'failure', members, health, 1100); // a failed trial: straight back out, twice as long
+    expect(m.availableFor(500, 'm')).toBe(false);
+    expect(m.availableFor(500, 'other-model')).toBe(false); // the endpoint is out for every model
+    expect(m.availableFor(1000, 'm')).toBe(true);
+    new FleetHealth(members, health, label).begin(m, 'm', 1000); // the trial is under way: nobody else goes there
+    expect(m.availableFor(1001, 'm')).toBe(false);
+    recordAttempt(m, 'unreachable', members, health, 1100); // a failed trial: straight back out, twice as long
     expect(m.ejectedUntil).toBe(1100 + 2000);
     recordAttempt(m, 'ok', members, health, 3200);
     expect({ ejectedUntil: m.ejectedUntil, ejections: m.ejections }).toEqual({ ejectedUntil: 0, ejections: 0 });
   });
 
-  it('resets the count on a success and ignores neutral outcomes', () => {
+  it('resets the count on a success, or on any answer from the backend, and ignores neutral outcomes', () => {
     const members = pool(2);
-    recordAttempt(members[0], 'failure', members, health, 0);
-    recordAttempt(members[0], 'failure', members, health, 0);
+    recordAttempt(members[0], 'unreachable', members, health, 0);
+    recordAttempt(members[0], 'unreachable', members, health, 0);
     recordAttempt(members[0], 'neutral', members, health, 0);
-    recordAttempt(members[0], 'ok', members, health, 0);
-    recordAttempt(members[0], 'failure', members, health, 0);
+    recordAttempt(members[0], 'failed', members, health, 0); // a 5xx: the connection works
+    recordAttempt(members[0], 'unreachable', members, health, 0);
+    recordAttempt(members[0], 'unreachable', members, health, 0);
     expect(members[0].ejectedUntil).toBe(0);
   });
 
   it('never ejects more than the allowed share of a pool, but may eject a lone endpoint', () => {
     const members = pool(2);
-    for (let i = 0; i < 3; i++) recordAttempt(members[0], 'failure', members, health, 0);
-    for (let i = 0; i < 3; i++) recordAttempt(members[1], 'failure', members, health, 0);
+    for (let i = 0; i < 3; i++) recordAttempt(members[0], 'unreachable', members, health, 0);
+    for (let i = 0; i < 3; i++) recordAttempt(members[1], 'unreachable', members, health, 0);
     expect([members[0].isEjected(1), members[1].isEjected(1)]).toEqual([true, false]);
     const lone = pool(1);
-    for (let i = 0; i < 3; i++) recordAttempt(lone[0], 'failure', lone, health, 0);
+    for (let i = 0; i < 3; i++) recordAttempt(lone[0], 'unreachable', lone, health, 0);
     expect(lone[0].isEjected(1)).toBe(true);
   });
 
-  it('takes a rate-limited endpoint out until its Retry-After, capped', () => {
+  it('counts failed active checks against the endpoint and brings it back on a pass, leaving models alone', () => {
+    const members = pool(1);
+    const fleet = new FleetHealth(members, health, label);
+    for (let i = 0; i < 3; i++) fleet.record(members[0], 'm-a', 'failed', 0);
+    expect(fleet.checked(members[0], false, 0)).toBeUndefined();
+    fleet.checked(members[0], false, 0);
+    expect(fleet.checked(members[0], false, 0)).toBe(members[0]);
+    expect(members[0].cause).toBe('check');
+    fleet.checked(members[0], true, 10);
+    expect(members[0].availableFor(10, 'm-b')).toBe(true);
+    expect(members[0].availableFor(10, 'm-a')).toBe(false); // a check names no model
+  });
+});
+
+describe('passive health of a model on an endpoint: what the backend answered about it', () => {
+  it('takes only that model out after consecutive 5xx; other models and the endpoint stay in', () => {
+    const members = pool(1);
+    const fleet = new FleetHealth(members, health, label);
+    const [m] = members;
+    for (let i = 0; i < 2; i++) expect(fleet.record(m, 'm-a', 'failed', 0)).toBeUndefined();
+    const out = fleet.record(m, 'm-a', 'failed', 0);
+    expect(out).toBe(m.models.get('m-a'));
+    expect(m.models.get('m-a')!.label).toBe('m-a');
+    expect([m.availableFor(1, 'm-a'), m.availableFor(1, 'm-b'), m.isEjected(1)]).toEqual([false, true, false]);
+    // Half-open at 1000: one trial, whose success brings the model back.
+    fleet.begin(m, 'm-a', 1000);
+    expect(m.availableFor(1001, 'm-a')).toBe(false);
+    fleet.record(m, 'm-a', 'ok', 1002);
+    expect(m.availableFor(1003, 'm-a')).toBe(true);
+  });
+
+  it('rests a rate-limited model until its Retry-After, capped; without one, a short while', () => {
     const members = pool(4);
-    recordRateLimited(members[0], 7000, members, health, 0);
-    expect(members[0].ejectedUntil).toBe(7000);
-    recordRateLimited(members[1], 10 * 60_000, members, health, 0);
-    expect(members[1].ejectedUntil).toBe(60_000);
+    const fleet = new FleetHealth(members, health, label);
+    fleet.record(members[0], 'm', 'rate_limited', 0, 7000);
+    expect(members[0].models.get('m')!.ejectedUntil).toBe(7000);
+    expect(members[0].isEjected(1)).toBe(false);
+    fleet.record(members[1], 'm', 'rate_limited', 0, 10 * 60_000);
+    expect(members[1].models.get('m')!.ejectedUntil).toBe(60_000);
+    fleet.record(members[2], 'x', 'rate_limited', 0);
+    expect(members[2].models.get('x')).toMatchObject({ ejectedUntil: NO_HINT_REST_MS, cause: 'rate_limited', label: 'other' });
+  });
+
+  it('holds to the ejected share per model: endpoints out for the model either way count', () => {
+    const members = pool(2);
+    const fleet = new FleetHealth(members, health, label);
+    for (let i = 0; i < 3; i++) fleet.record(members[0], 'm', 'unreachable', 0);
+    for (let i = 0; i < 3; i++) fleet.record(members[1], 'm', 'failed', 0);
+    expect(members[1].availableFor(1, 'm')).toBe(true); // half the pool is already out for m
+    for (let i = 0; i < 3; i++) fleet.record(members[1], 'n', 'failed', 0);
+    expect(members[1].availableFor(1, 'n')).toBe(true); // endpoint 0 is out for n too
+  });
+
+  it('tracks at most MAX_MODELS per endpoint, forgetting the oldest in good health first', () => {
+    const members = pool(1);
+    const fleet = new FleetHealth(members, health, label);
+    const [m] = members;
+    for (let i = 0; i < MAX_MODELS; i++) fleet.record(m, `made-up-${i}`, 'failed', 0);
+    fleet.record(m, 'made-up-0', 'ok', 0);
+    fleet.record(m, 'newcomer', 'failed', 0);
+    expect(m.models.size).toBe(MAX_MODELS);
+    expect(m.models.has('made-up-0')).toBe(false);
+    expect(m.models.has('newcomer')).toBe(true);
+    for (let i = 1; i < MAX_MODELS; i++) fleet.record(m, `made-up-${i}`, 'failed', 0); // each at two failures now
+    expect(fleet.record(m, 'one-too-many', 'failed', 0)).toBeUndefined();
+    expect(m.models.has('one-too-many')).toBe(false);
+  });
+
+  it('says when the first endpoint for a model is back, and why they are out', () => {
+    const members = pool(2);
+    const fleet = new FleetHealth(members, { ...health, maxEjectedShare: 1 }, label);
+    fleet.record(members[0], 'm', 'rate_limited', 0, 3000);
+    for (let i = 0; i < 3; i++) fleet.record(members[1], 'm', 'unreachable', 0);
+    expect(fleet.whenBack('m', 0)).toEqual({ at: 1000, cause: 'failures' });
+    expect(fleet.whenBack('m', 1500)).toEqual({ at: 1500, cause: 'failures' }); // half-open
+    fleet.begin(members[1], 'm', 1500);
+    expect(fleet.whenBack('m', 1600)).toEqual({ at: 1600, cause: 'failures' }); // its trial under way
+    fleet.record(members[1], 'm', 'unreachable', 1700); // failed: out again, for 2 s
+    expect(fleet.whenBack('m', 1700)).toEqual({ at: 3000, cause: 'rate_limited' });
   });
 });
 
@@ -147,10 +227,11 @@ describe('retry budget', () => {
   it('allows three retries in flight at once, then at most its share of the requests in flight', async () => {
     const { RetryBudget } = await import('../../src/fleet/retry-budget');
     const budget = new RetryBudget(0.2);
-    expect([budget.tryRetry(1), budget.tryRetry(1), budget.tryRetry(1), budget.tryRetry(1)]).toEqual([true, true, true, false]);
-    expect(budget.tryRetry(50)).toBe(true); // 20 % of 50 in flight = 10
+    const tryRetry = (inflight: number) => budget.hasRoom(inflight) && (budget.take(), true);
+    expect([tryRetry(1), tryRetry(1), tryRetry(1), tryRetry(1)]).toEqual([true, true, true, false]);
+    expect(tryRetry(50)).toBe(true); // 20 % of 50 in flight = 10
     budget.release();
     budget.release();
-    expect(budget.tryRetry(1)).toBe(true);
+    expect(tryRetry(1)).toBe(true);
   });
 });

@@ -1,22 +1,7 @@
 // The request/answer helper under the workers' IPC (src/cluster/ipc.ts), on
 // an in-memory pair of ports that delivers asynchronously, as a channel does.
-import { IpcPeer, type IpcHandler, type IpcPort } from '../../src/cluster/ipc';
-
-function portPair(): [IpcPort & { up: boolean }, IpcPort & { up: boolean }] {
-  const listeners: Array<Array<(m: unknown) => void>> = [[], []];
-  const make = (self: number, other: number) => ({
-    up: true,
-    peer: other,
-    send(message: unknown, sent: (err: Error | null) => void) {
-      if (!this.up) return sent(new Error('channel closed'));
-      const copy = JSON.parse(JSON.stringify(message)); // what crosses a channel is a copy
-      setImmediate(() => listeners[other].forEach((l) => l(copy)));
-      sent(null);
-    },
-    onMessage(listener: (m: unknown) => void) { listeners[self].push(listener); },
-  });
-  return [make(0, 1), make(1, 0)];
-}
+import { IpcPeer, type IpcHandler } from '../../src/cluster/ipc';
+import { portPair } from '../support/ipc-ports';
 
 describe('IpcPeer', () => {
   const setUp = (handlers: Record<string, IpcHandler> = {}) => {

@@ -1,4 +1,5 @@
-import { badAnswer, fromSocketError, fromUpstreamStatus } from '../../src/proxy/status';
+import { badAnswer, fromSocketError, fromUpstreamStatus, outOfRotation } from '../../src/proxy/status';
+import { DROP_WINDOW_MS, silenceEnd, socketEnd, statusEnd } from '../../src/proxy/attempt-end';
 import { catalogueReasons, errorBody, GatewayError, registerReasons } from '../../src/errors';
 import { PluginRegistry } from '../../src/pipeline/registry';
 import { builtinPlugins } from '../../plugins';
@@ -123,4 +124,46 @@ describe('error catalogue', () => {
     expect(mediaTypeProblem('application/json', 'gzip')).toMatchObject({ reason: 'unsupported_media_type', status: 415 });
   });
 
+});
+
+describe('outOfRotation', () => {
+  it('is rate_limited 429 while a backend asked to wait, with the rest of the wait, and never claims repeated failures', () => {
+    const err = outOfRotation('vllm', 'rate_limited', 1_200);
+    expect(err).toMatchObject({ reason: 'rate_limited', status: 429, headers: { 'retry-after': '2' }, details: { scope: 'backend', budget: 'requests', upstream: 'vllm' } });
+    expect(err.message).not.toMatch(/repeated|vllm/);
+  });
+
+  it.each([['failures', /failed recently/], ['check', /health checks/]] as const)('is upstream_unavailable 503 when out for %s, at least one second', (cause, message) => {
+    const err = outOfRotation('vllm', cause, 0);
+    expect(err).toMatchObject({ reason: 'upstream_unavailable', status: 503, headers: { 'retry-after': '1' } });
+    expect(err.message).toMatch(message);
+  });
+});
+
+describe('what a failed attempt says to the fleet', () => {
+  it.each([
+    [429, 'rate_limited', 'rate_limited'], [500, 'failed', 'failed'], [503, 'failed', 'failed'], [400, 'neutral', undefined], [404, 'neutral', undefined],
+  ] as const)('a backend\'s %i concerns the model: %s, retried as %s', (code, result, reason) => {
+    expect(statusEnd(code)).toEqual(reason === undefined ? { result } : { result, reason });
+  });
+
+  it.each([
+    ['ECONNREFUSED', false, undefined, false, 'unreachable', 'refused'],
+    ['ERR_TLS_CERT_ALTNAME_INVALID', false, undefined, false, 'unreachable', 'refused'],
+    ['ECONNRESET', true, 5, false, 'unreachable', 'timeout'],
+    ['UND_ERR_SOCKET', false, 3, false, 'neutral', 'dropped'],
+    ['EPIPE', false, 5_000, false, 'neutral', 'dropped'],
+    ['ECONNRESET', false, undefined, false, 'neutral', 'dropped'],
+    ['UND_ERR_SOCKET', false, DROP_WINDOW_MS + 1, false, 'unreachable', 'closed'],
+    ['ECONNRESET', false, 15_000, false, 'unreachable', 'closed'],
+    ['UND_ERR_SOCKET', false, 3, true, 'unreachable', 'closed'],
+    ['EWHATEVER', false, 3, false, 'unreachable', undefined],
+  ] as const)('a connection that ended with %s (timed out: %s, %s ms after the request went, fresh: %s): %s, retried as %s', (code, timedOut, sentMs, fresh, result, reason) => {
+    expect(socketEnd(code, timedOut, sentMs, fresh)).toEqual(reason === undefined ? { result } : { result, reason });
+  });
+
+  it('a silence before the head concerns the endpoint; after it, the model', () => {
+    expect(silenceEnd(false)).toEqual({ result: 'unreachable', reason: 'timeout' });
+    expect(silenceEnd(true)).toEqual({ result: 'failed', reason: 'timeout' });
+  });
 });

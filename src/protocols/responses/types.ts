@@ -85,7 +85,8 @@ export interface ResponsesUsage {
   total_tokens: number;
 }
 
-export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed';
+/** `cancelled`: ended by POST /v1/responses/{id}/cancel while it ran. */
+export type ResponseStatus = 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
 
 /** The response object (`object: "response"`), as the JSON answer and the stream's lifecycle events carry it. */
 export interface ResponseObject {
