@@ -14,7 +14,7 @@ import { chatCompletions, imageGenerations, listModels, retrieveModel, type ApiR
 import { apiKeyOf, authenticate, authorizationOf } from './auth/keys';
 import type { ClientProtocol } from './types';
 import { countMessageTokens, messages } from './api/messages';
-import { responses } from './api/responses';
+import { cancelRunningResponse, removeResponse, responseInputItems, responses, retrieveResponse } from './api/responses';
 import { errorMiddleware, sendError, toGatewayError } from './api/errors';
 import { sendJson } from './api/json';
 import { logAccess } from './api/access-log';
@@ -144,6 +144,10 @@ export function createApp(state: GatewayState): GatewayHandler {
   }
   // The agents' protocols, where their clients look for them: OpenAI's Responses API and Anthropic's Messages API.
   router.post('/v1/responses', apiRoute(state, 'v1', 'chat', responses, true, 'responses'));
+  router.get('/v1/responses/:id', apiRoute(state, 'v1', 'models', retrieveResponse, false, 'responses'));
+  router.delete('/v1/responses/:id', apiRoute(state, 'v1', 'models', removeResponse, false, 'responses'));
+  router.get('/v1/responses/:id/input_items', apiRoute(state, 'v1', 'models', responseInputItems, false, 'responses'));
+  router.post('/v1/responses/:id/cancel', apiRoute(state, 'v1', 'models', cancelRunningResponse, false, 'responses'));
   router.post('/v1/messages', apiRoute(state, 'v1', 'chat', messages, true, 'messages'));
   router.post('/v1/messages/count_tokens', apiRoute(state, 'v1', 'models', countMessageTokens, true, 'messages'));
   router.get('/healthz', (req, res) => { requestIdOf(req, res); sendJson(res, 200, { status: 'ok' }); });
@@ -156,6 +160,9 @@ export function createApp(state: GatewayState): GatewayHandler {
     router.all(`/${v}/models/*id`, methodNotAllowed('GET, HEAD'));
   }
   router.all('/v1/responses', methodNotAllowed('POST'));
+  router.all('/v1/responses/:id', methodNotAllowed('GET, HEAD, DELETE'));
+  router.all('/v1/responses/:id/input_items', methodNotAllowed('GET, HEAD'));
+  router.all('/v1/responses/:id/cancel', methodNotAllowed('POST'));
   router.all('/v1/messages', methodNotAllowed('POST'));
   router.all('/v1/messages/count_tokens', methodNotAllowed('POST'));
   router.all('/healthz', methodNotAllowed('GET, HEAD'));

@@ -6,7 +6,7 @@ import { createApp, type GatewayState } from './app';
 import type { ExtraCheck, LoadedConfig } from './config/load';
 import type { GatewayConfig } from './config/schema';
 import { PluginRegistry } from './pipeline/registry';
-import type { PluginDefinition, PrimaryLink, WorkerLink } from './pipeline/contract';
+import type { PluginDefinition, PrimaryLink, Services, WorkerLink } from './pipeline/contract';
 import { buildRuntime, runtimeConfigCheck, type CoreServices, type Runtime } from './runtime';
 import { createMetricsRegistry } from './metrics/registry';
 import { attachRedis, closeRedisClient } from './redis/client';
@@ -14,6 +14,7 @@ import { watchRedisUp } from './redis/metrics';
 import { StoreHealth } from './redis/store-health';
 import { LeasePools } from './admission/stores';
 import { serveLeases } from './admission/primary-leases';
+import { ResponseState } from './protocols/responses/state';
 import { serveResponses } from './protocols/responses/state';
 import { builtinPlugins } from '../plugins';
 
@@ -70,7 +71,9 @@ export function primaryPlugins(primary: PrimaryLink): (loaded: LoadedConfig) => 
 /** `cluster`: the link to the primary, in a worker (server.workers above 1). */
 export async function createGateway(loaded: LoadedConfig, logger: Logger, extraPlugins: PluginDefinition[] = [], cluster?: WorkerLink): Promise<Gateway> {
   const registry = new PluginRegistry([...builtinPlugins, ...extraPlugins]);
-  const services: CoreServices = { metrics: createMetricsRegistry(), ...(cluster && { cluster }), leases: new LeasePools(cluster) };
+  const shared: Services = { metrics: createMetricsRegistry(), ...(cluster && { cluster }) };
+  // The stored responses read Redis from the same services once a config names it.
+  const services: CoreServices = Object.assign(shared, { leases: new LeasePools(cluster), responses: new ResponseState({ services: shared, logger }) });
   const kept = new Map<PluginDefinition, unknown>();
   const keptOf = (def: PluginDefinition): unknown => {
     if (def.keep === undefined) return undefined;
@@ -81,6 +84,7 @@ export async function createGateway(loaded: LoadedConfig, logger: Logger, extraP
     await attachRedis(services, config, logger);
     if (services.redis !== undefined && services.storeHealth === undefined) services.storeHealth = new StoreHealth(logger, 'redis', services.metrics);
     watchRedisUp(services.metrics, services);
+    services.responses.apply(config);
   };
   await redis(loaded.config);
   const deps = { registry, logger, services, keptOf };
@@ -88,6 +92,7 @@ export async function createGateway(loaded: LoadedConfig, logger: Logger, extraP
   try {
     runtime = await buildRuntime(loaded, deps);
   } catch (err) {
+    await services.responses.close();
     await closeRedisClient(services.redis); // a start that fails leaves no connection behind
     throw err;
   }
@@ -108,6 +113,7 @@ export async function createGateway(loaded: LoadedConfig, logger: Logger, extraP
     },
     async close() {
       await state.runtime.close();
+      await services.responses.close();
       await closeRedisClient(services.redis);
     },
   };

@@ -19,6 +19,8 @@ import { createUpstream, type Upstream } from './proxy/upstream';
 import { createReply, type Reply } from './proxy/reply';
 import { droppedReporter, type DroppedReporter } from './api/dropped';
 import type { ResponseKeeper } from './proxy/exchanges/responses';
+import type { ResponseState } from './protocols/responses/state';
+import { StoredTurns } from './api/stored-turns';
 import { fleetMetrics, type FleetMetrics } from './fleet/metrics';
 import { scoredMetrics } from './fleet/scored-metrics';
 import { startDemoBackend, type DemoBackend } from './demo/backend';
@@ -45,7 +47,7 @@ export interface Runtime {
   /** Where a translation says what it left out (header, log, counter). */
   readonly dropped: DroppedReporter;
   /** The Responses API's stored turns, when the gateway keeps them. */
-  readonly responses?: ResponseKeeper;
+  readonly responses: StoredTurns;
   /** Counts a request that runs under this runtime. */
   hold(): void;
   /** Its request is done; a retired runtime closes after its last one. */
@@ -56,8 +58,8 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/** The process-wide services, with the core's own: the lease stores every config's admission uses. */
-export type CoreServices = Services & { leases: LeasePools };
+/** The process-wide services, with the core's own: the lease stores every config's admission uses, the Responses API's stored turns. */
+export type CoreServices = Services & { leases: LeasePools; responses: ResponseState };
 
 export interface RuntimeDeps {
   registry: PluginRegistry;
@@ -166,6 +168,7 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     admission,
     reply,
     dropped: droppedReporter(deps.services.metrics, deps.logger),
+    responses: new StoredTurns(deps.services.responses, reply),
     hold: () => { inflight++; },
     release: () => { if (--inflight === 0) retired?.(); },
     retire: () => new Promise<void>((resolve) => {

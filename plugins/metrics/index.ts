@@ -49,8 +49,8 @@ export const plugin: PluginDefinition<Record<string, never>, State> = {
 
         const model = modelOf(ctx.model);
         const reason = outcome.reason ?? '';
-        recorder.request(ctx.endpoint, ctx.version, model, outcome.status, reason);
-        recorder.duration(ctx.endpoint, model, ctx.stream, outcome.durationMs / 1000);
+        recorder.request(ctx.endpoint, ctx.version, model, outcome.status, reason, ctx.protocol);
+        recorder.duration(ctx.endpoint, model, ctx.stream, outcome.durationMs / 1000, ctx.protocol);
         const { upstreamFirstByte, firstEvent } = ctx.timings;
         if (upstreamFirstByte !== undefined && ctx.route !== undefined) recorder.upstreamTtfb(ctx.route.upstream, model, upstreamFirstByte / 1000);
         if (firstEvent !== undefined) recorder.firstEvent(model, firstEvent / 1000);

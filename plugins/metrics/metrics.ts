@@ -32,13 +32,13 @@ export function registerMetrics(registry: Registry): GatewayMetrics {
   return {
     requests: new Counter({
       name: 'sluice_requests_total', registers,
-      help: 'API requests finished, by endpoint, version, model, HTTP status (499: client closed) and error reason (empty on success).',
-      labelNames: ['endpoint', 'version', 'model', 'status', 'reason'],
+      help: 'API requests finished, by endpoint, version, model, HTTP status (499: client closed), error reason (empty on success) and client protocol (chat, responses, messages).',
+      labelNames: ['endpoint', 'version', 'model', 'status', 'reason', 'protocol'],
     }),
     duration: new Histogram({
       name: 'sluice_request_duration_seconds', registers, buckets: DURATION_BUCKETS,
       help: 'Whole API request, from arrival to the last byte sent (or the client leaving).',
-      labelNames: ['endpoint', 'model', 'stream'],
+      labelNames: ['endpoint', 'model', 'stream', 'protocol'],
     }),
     upstreamTtfb: new Histogram({
       name: 'sluice_upstream_ttfb_seconds', registers, buckets: FIRST_BYTE_BUCKETS,

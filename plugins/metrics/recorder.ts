@@ -27,14 +27,14 @@ export class Recorder {
 
   constructor(readonly metrics: GatewayMetrics) {}
 
-  request(endpoint: string, version: string, model: string, status: number, reason: string): void {
-    const key = endpoint + SEP + version + SEP + model + SEP + status + SEP + reason;
-    childOf(this.requestChildren, key, () => this.metrics.requests.labels(endpoint, version, model, String(status), reason)).inc();
+  request(endpoint: string, version: string, model: string, status: number, reason: string, protocol = 'chat'): void {
+    const key = endpoint + SEP + version + SEP + model + SEP + status + SEP + reason + SEP + protocol;
+    childOf(this.requestChildren, key, () => this.metrics.requests.labels(endpoint, version, model, String(status), reason, protocol)).inc();
   }
 
-  duration(endpoint: string, model: string, stream: boolean, seconds: number): void {
-    const key = endpoint + SEP + model + SEP + (stream ? 't' : 'f');
-    childOf(this.durationChildren, key, () => this.metrics.duration.labels(endpoint, model, String(stream))).observe(seconds);
+  duration(endpoint: string, model: string, stream: boolean, seconds: number, protocol = 'chat'): void {
+    const key = endpoint + SEP + model + SEP + (stream ? 't' : 'f') + SEP + protocol;
+    childOf(this.durationChildren, key, () => this.metrics.duration.labels(endpoint, model, String(stream), protocol)).observe(seconds);
   }
 
   upstreamTtfb(upstream: string, model: string, seconds: number): void {

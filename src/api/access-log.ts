@@ -55,6 +55,7 @@ export function accessLine(ctx: Context, outcome: Outcome, time: string, binding
   l.str('keyId', ctx.principal?.id);
   l.str('org', ctx.principal?.org ?? undefined);
   l.str('endpoint', ctx.endpoint);
+  if (ctx.protocol !== 'chat') l.str('protocol', ctx.protocol);
   l.str('version', ctx.version);
   l.str('model', ctx.model === undefined ? undefined : clip(ctx.model));
   l.str('upstream', ctx.route?.upstream);

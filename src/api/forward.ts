@@ -16,7 +16,7 @@ const UPSTREAM_PATH: Record<Endpoint, string> = { chat: '/chat/completions', ima
 /** Sends the request on its route; a request of another client protocol in the format its exchange chooses for that upstream. */
 export function forwardTo(runtime: Runtime, ctx: Context, endpoint: Endpoint, route: Route, model: string, exchange?: Exchange): void {
   const upstream = runtime.upstreams.get(route.upstream)!;
-  const format = exchange === undefined ? upstream.format : exchange.formatFor(upstream);
+  const format = exchange === undefined ? upstream.format : exchange.formatFor(upstream, ctx);
   upstream.forward(ctx, format.path ?? UPSTREAM_PATH[endpoint], format.requestBody(ctx, route.upstreamModel ?? model), format);
 }
 

@@ -16,8 +16,8 @@ export interface Exchange {
   readonly protocol: ClientProtocol;
   /** Whether the upstream can serve the request: in its own protocol, or through chat. */
   serves(upstream: Upstream, ctx: Context): boolean;
-  /** The request's format on that upstream (one that serves it). */
-  formatFor(upstream: Upstream): Format;
+  /** The request's format on that upstream (one that serves it); called as the request is sent there. */
+  formatFor(upstream: Upstream, ctx: Context): Format;
 }
 
 /** A protocol's usage as the core counts it. */

@@ -320,8 +320,8 @@ describe('pass-through routes', () => {
     expect(lines.map((l) => JSON.parse(l)).filter((l) => l.requestId === 'pt-log')).toHaveLength(1);
     const samples = parseExposition((await scrape(gw.metrics!.url)).text);
     const requests = series(samples, 'sluice_requests_total');
-    expect(requests['endpoint=passthrough,model=other,reason=,status=200,version=v1']).toBeGreaterThan(0);
-    expect(requests['endpoint=passthrough,model=other,reason=content_filter,status=400,version=v1']).toBeGreaterThan(0);
+    expect(requests['endpoint=passthrough,model=other,protocol=chat,reason=,status=200,version=v1']).toBeGreaterThan(0);
+    expect(requests['endpoint=passthrough,model=other,protocol=chat,reason=content_filter,status=400,version=v1']).toBeGreaterThan(0);
     expect(series(samples, 'sluice_inflight_requests')).toEqual({ '': 0 });
   });
 });

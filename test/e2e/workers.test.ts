@@ -84,8 +84,8 @@ describe('two workers', () => {
       const ids = samples.map((s) => `${s.name}{${Object.entries(s.labels).sort().map(([k, v]) => `${k}=${v}`).join(',')}}`);
       expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
       expect(series(samples, 'sluice_requests_total')).toEqual({
-        'endpoint=chat,model=other,reason=,status=200,version=v1': 24,
-        'endpoint=chat,model=,reason=unauthorized,status=401,version=v1': 6,
+        'endpoint=chat,model=other,protocol=chat,reason=,status=200,version=v1': 24,
+        'endpoint=chat,model=,protocol=chat,reason=unauthorized,status=401,version=v1': 6,
       });
       expect(Object.values(series(samples, 'sluice_request_duration_seconds_count')).reduce((a, b) => a + b, 0)).toBe(30);
       expect(series(samples, 'sluice_inflight_requests')).toEqual({ '': 0 });

@@ -40,7 +40,7 @@ describe('metrics plugin', () => {
     first.onFinish!(context({ model: 'exact-1' }), outcome(200));
     const second = await create(registry); // a config reload
     second.onFinish!(context({ model: 'exact-1' }), outcome(200));
-    expect(series(await scrape(registry), 'sluice_requests_total')).toEqual({ 'endpoint=chat,model=exact-1,reason=,status=200,version=v1': 2 });
+    expect(series(await scrape(registry), 'sluice_requests_total')).toEqual({ 'endpoint=chat,model=exact-1,protocol=chat,reason=,status=200,version=v1': 2 });
   });
 
   it('labels a model with its configured id, "other", or nothing when none was named', async () => {
@@ -48,10 +48,10 @@ describe('metrics plugin', () => {
     const hooks = await create(registry);
     for (const model of ['exact-1', 'glob-listed', 'glob-unlisted', 'something-else', undefined]) hooks.onFinish!(context({ model }), outcome(200));
     expect(series(await scrape(registry), 'sluice_request_duration_seconds_count')).toEqual({
-      'endpoint=chat,model=exact-1,stream=false': 1,
-      'endpoint=chat,model=glob-listed,stream=false': 1,
-      'endpoint=chat,model=other,stream=false': 2,
-      'endpoint=chat,model=,stream=false': 1,
+      'endpoint=chat,model=exact-1,protocol=chat,stream=false': 1,
+      'endpoint=chat,model=glob-listed,protocol=chat,stream=false': 1,
+      'endpoint=chat,model=other,protocol=chat,stream=false': 2,
+      'endpoint=chat,model=,protocol=chat,stream=false': 1,
     });
   });
 
@@ -62,8 +62,8 @@ describe('metrics plugin', () => {
     reloaded.onFinish!(context({ model: 'exact-1' }), outcome(200));
     reloaded.onFinish!(context({ model: 'exact-2' }), outcome(200));
     expect(Object.keys(series(await scrape(registry), 'sluice_requests_total')).sort()).toEqual([
-      'endpoint=chat,model=exact-2,reason=,status=200,version=v1',
-      'endpoint=chat,model=other,reason=,status=200,version=v1',
+      'endpoint=chat,model=exact-2,protocol=chat,reason=,status=200,version=v1',
+      'endpoint=chat,model=other,protocol=chat,reason=,status=200,version=v1',
     ]);
   });
 

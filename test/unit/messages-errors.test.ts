@@ -24,6 +24,7 @@ describe('Messages errors', () => {
     internal_error: [500, 'api_error'],
     upstream_error: [502, 'api_error'],
     limiter_unavailable: [503, 'api_error'],
+    store_unavailable: [503, 'api_error'],
     upstream_unavailable: [529, 'overloaded_error'],
     shutting_down: [503, 'api_error'],
     upstream_timeout: [504, 'timeout_error'],

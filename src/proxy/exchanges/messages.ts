@@ -75,7 +75,7 @@ class NativeMessages implements Format {
   }
 
   streamTransformer(ctx: Context, upstream: string) {
-    return new NativeRelay(ctx, upstream, MESSAGES_DIALECT);
+    return new NativeRelay(ctx, upstream, MESSAGES_DIALECT, { model: ctx.model ?? String(this.exchange.request.model) });
   }
 }
 
@@ -95,7 +95,7 @@ const DELTA_TEXT = ['text', 'partial_json', 'thinking'] as const;
 
 export const MESSAGES_DIALECT: NativeDialect = {
   observer: () => new NativeMessagesObserver(),
-  renameModel(event, model) {
+  rename(event, { model }) {
     const message = event.message;
     if (event.type !== 'message_start' || !isRecord(message) || message.model === model) return false;
     message.model = model;

@@ -20,8 +20,8 @@ export interface NativeObserver {
 /** The protocol-specific parts of relaying its events. */
 export interface NativeDialect {
   observer(): NativeObserver;
-  /** Writes the client's model id where the event names the backend's; true when it changed the event. */
-  renameModel(event: Record<string, unknown>, model: string): boolean;
+  /** Writes the client's names (its model id; the gateway's response id) where the event has the backend's; true when it changed the event. */
+  rename(event: Record<string, unknown>, names: Names): boolean;
   /** Generated characters the event carries (the usage estimate of a stream cut short). */
   chars(event: Record<string, unknown>): number;
   /** Whether the event ends the stream (besides what the observer counts as done: an error event). */
@@ -30,12 +30,16 @@ export interface NativeDialect {
   failure(failure: { type: string; code: string; message: string }, last: Record<string, unknown> | undefined, requestId: string): ProtocolEvent[];
 }
 
+/** What the client knows its answer by: the model it asked for, and (Responses) the id the gateway gave it. */
+export interface Names { model: string; id?: string }
+
 export class NativeRelay implements StreamTransformer {
   done = false;
+  lastSequence?: number;
   private readonly observer: NativeObserver;
   private last?: Record<string, unknown>;
 
-  constructor(private readonly ctx: Context, private readonly upstream: string, private readonly dialect: NativeDialect, private readonly completed?: (observer: NativeObserver) => void) {
+  constructor(private readonly ctx: Context, private readonly upstream: string, private readonly dialect: NativeDialect, private readonly names: Names, private readonly completed?: (observer: NativeObserver) => void) {
     this.observer = dialect.observer();
   }
 
@@ -45,8 +49,9 @@ export class NativeRelay implements StreamTransformer {
     if (!isRecord(event) || typeof event.type !== 'string') return emit(data);
     this.observer.observe(event);
     this.last = event;
+    if (typeof event.sequence_number === 'number') this.lastSequence = event.sequence_number;
     this.ctx.forwarding.streamedChars += this.dialect.chars(event);
-    const renamed = this.ctx.model !== undefined && this.dialect.renameModel(event, this.ctx.model);
+    const renamed = this.dialect.rename(event, this.names);
     emit(renamed ? JSON.stringify(event) : data, event.type);
     if (this.observer.done || this.dialect.ends(event)) this.finish();
   }

@@ -12,7 +12,7 @@ import type { Format, JsonAnswer } from '../formats/format';
 import { estimateUsage } from '../usage';
 import { coreUsage, isRecord, parseBackendJson, type Exchange } from '../exchange';
 import type { Upstream } from '../upstream';
-import { NativeRelay, type NativeDialect, type NativeObserver } from './native-relay';
+import { NativeRelay, type Names, type NativeDialect, type NativeObserver } from './native-relay';
 import { ThroughChat } from './through-chat';
 import { translatable } from './plain-chat';
 
@@ -26,17 +26,25 @@ export interface ResponsesTurn {
   readonly history?: readonly StoredItem[];
 }
 
-/** Where complete answers go when the request asks to store them (the gateway's response store). */
+/** Where turns go when the request asks to store them (the gateway's response store). */
 export interface ResponseKeeper {
   /** Whether the gateway keeps turns: then a native backend is asked not to, and previous_response_id is resolved here. */
   readonly keeps: boolean;
-  keep(ctx: Context, turn: ResponsesTurn, response: ResponseObject): void;
+  /** The turn is sent to a backend: kept as in progress (and cancellable) until it ends; undefined when it is not kept. */
+  begin(ctx: Context, exchange: ResponsesExchange): KeptTurn | undefined;
   /** The items a later turn continues from (previous_response_id): the caller's own, else a 404. */
   continueFrom(ctx: Context, responseId: string): Promise<StoredItem[]>;
 }
 
+/** A turn being kept: its end, once the answer is complete. */
+export interface KeptTurn {
+  completed(response: ResponseObject): void;
+}
+
 export class ResponsesExchange implements Exchange {
   readonly protocol = 'responses';
+  private kept?: KeptTurn;
+  private begun = false;
 
   constructor(readonly turn: ResponsesTurn, readonly keeper?: ResponseKeeper) {}
 
@@ -44,8 +52,17 @@ export class ResponsesExchange implements Exchange {
     return upstream.apis.includes('responses') || translatable(upstream, ctx);
   }
 
-  formatFor(upstream: Upstream): Format {
+  formatFor(upstream: Upstream, ctx: Context): Format {
+    if (!this.begun) {
+      this.begun = true;
+      if (this.turn.request.store !== false) this.kept = this.keeper?.begin(ctx, this);
+    }
     return upstream.apis.includes('responses') ? new NativeResponses(this) : new ResponsesThroughChat(this, upstream.format);
+  }
+
+  /** The client's names for a native answer: its model id, and the gateway's response id when the gateway keeps the turn. */
+  names(ctx: Context): Names {
+    return { model: ctx.model ?? this.turn.request.model, id: this.keeper?.keeps === true ? this.turn.id : undefined };
   }
 
   meta(ctx: Context): ResponseMeta {
@@ -53,9 +70,8 @@ export class ResponsesExchange implements Exchange {
   }
 
   /** A complete answer: kept when the request stores it (OpenAI's default). */
-  completed(ctx: Context, response: unknown): void {
-    if (this.keeper === undefined || this.turn.request.store === false || !isObject(response)) return;
-    this.keeper.keep(ctx, this.turn, response as ResponseObject);
+  completed(_ctx: Context, response: unknown): void {
+    if (this.kept !== undefined && isObject(response)) this.kept.completed(response as ResponseObject);
   }
 }
 
@@ -97,14 +113,14 @@ class NativeResponses implements Format {
 
   respondJson(ctx: Context, text: string, upstream: string): JsonAnswer {
     const body = parseBackendJson(text, upstream);
-    if (isRecord(body) && ctx.model !== undefined) body.model = ctx.model;
+    if (isRecord(body)) RESPONSES_DIALECT.rename({ response: body }, this.exchange.names(ctx));
     this.exchange.completed(ctx, body);
     const usage = usageOfJson(body);
     return { body: JSON.stringify(body), usage: usage !== undefined ? coreUsage(usage) : estimateUsage(ctx, isRecord(body) ? outputChars(body.output) : 0) };
   }
 
   streamTransformer(ctx: Context, upstream: string) {
-    return new NativeRelay(ctx, upstream, RESPONSES_DIALECT, (seen) => this.exchange.completed(ctx, (seen as ResponsesObserver).response));
+    return new NativeRelay(ctx, upstream, RESPONSES_DIALECT, this.exchange.names(ctx), (seen) => this.exchange.completed(ctx, (seen as ResponsesObserver).response));
   }
 }
 
@@ -130,10 +146,11 @@ const DELTAS = new Set(['response.output_text.delta', 'response.function_call_ar
 
 export const RESPONSES_DIALECT: NativeDialect = {
   observer: (): NativeObserver => new ResponsesObserver(),
-  renameModel(event, model) {
+  rename(event, { model, id }) {
     const response = event.response;
-    if (!isRecord(response) || response.model === model) return false;
+    if (!isRecord(response) || (response.model === model && (id === undefined || response.id === id))) return false;
     response.model = model;
+    if (id !== undefined) response.id = id;
     return true;
   },
   chars: (event) => (DELTAS.has(event.type as string) && typeof event.delta === 'string' ? event.delta.length : 0),

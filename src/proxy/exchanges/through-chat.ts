@@ -41,6 +41,7 @@ function deltaChars(delta: Record<string, unknown>): number {
 /** A chat stream's chunks through a protocol's translator, to the client as that protocol's events. */
 export class ThroughChat implements StreamTransformer {
   done = false;
+  lastSequence?: number;
   /** The backend said why the first choice ended: a close without [DONE] after it is a complete answer. */
   private finished = false;
 
@@ -92,5 +93,7 @@ export class ThroughChat implements StreamTransformer {
 
   private send(events: readonly ProtocolEvent[], emit: Emit): void {
     for (const e of events) emit(JSON.stringify(e), e.type);
+    const last = events.at(-1) as { sequence_number?: unknown } | undefined;
+    if (typeof last?.sequence_number === 'number') this.lastSequence = last.sequence_number;
   }
 }

@@ -26,6 +26,8 @@ export interface StreamTransformer {
   failure?(err: GatewayError): string;
   /** An event to send while the backend is silent after the head (Messages' ping); undefined: none. */
   ping?(): string | undefined;
+  /** The sequence_number of the last event sent, in a protocol that numbers its events (Responses). */
+  readonly lastSequence?: number;
 }
 
 /** A JSON answer as the client gets it, and the tokens it cost (reported, else estimated). */
