@@ -1,13 +1,21 @@
 // Chat completions for the agent backend, as the backend of a translated
 // route gets them: what a request offers (function tools, and custom tools
-// for Codex's code mode) and whether it carries a tool result, and the answer
+// for Codex's code mode, as chat's own custom tools or as the function with
+// one `input` string a translated Responses request turns them into) and
+// whether it carries a tool result, and the answer
 // as a JSON completion or as chunks with `tool_calls` deltas, usage when
 // stream_options asks for it, and [DONE].
 import { contentText, pieces, roughTokens, sseFrame, type ScriptStep, type TurnView, type WireAnswer } from './agent-script';
 
+/** A function that stands for a free-form tool: its one parameter is the `input` string. */
+const isInputFunction = (fn: any): boolean => {
+  const props = fn?.parameters?.properties;
+  return props?.input?.type === 'string' && Object.keys(props).length === 1;
+};
+
 export function chatView(body: any): TurnView {
   const tools = (Array.isArray(body.tools) ? body.tools : []).flatMap((t: any) => {
-    if (t?.type === 'function' && typeof t.function?.name === 'string') return [{ name: t.function.name, kind: 'function' as const }];
+    if (t?.type === 'function' && typeof t.function?.name === 'string') return [{ name: t.function.name, kind: isInputFunction(t.function) ? 'custom' as const : 'function' as const }];
     if (t?.type === 'custom' && typeof t.custom?.name === 'string') return [{ name: t.custom.name, kind: 'custom' as const }];
     return [];
   });
@@ -15,10 +23,12 @@ export function chatView(body: any): TurnView {
   return { tools, toolResult: result === undefined ? undefined : contentText(result.content) };
 }
 
-function toolCall(step: Extract<ScriptStep, { kind: 'call' }>, n: number): any {
+function toolCall(body: any, step: Extract<ScriptStep, { kind: 'call' }>, n: number): any {
   const id = `call_${n}`;
-  if (step.tool === 'custom') return { id, type: 'custom', custom: { name: step.name, input: step.input } };
-  return { id, type: 'function', function: { name: step.name, arguments: step.input } };
+  if (step.tool !== 'custom') return { id, type: 'function', function: { name: step.name, arguments: step.input } };
+  const native = (Array.isArray(body.tools) ? body.tools : []).some((t: any) => t?.type === 'custom' && t.custom?.name === step.name);
+  if (native) return { id, type: 'custom', custom: { name: step.name, input: step.input } };
+  return { id, type: 'function', function: { name: step.name, arguments: JSON.stringify({ input: step.input }) } };
 }
 
 /** The deltas that stream one tool call: its head with an empty body, then the body in pieces. */
@@ -33,7 +43,7 @@ function toolCallDeltas(call: any): any[] {
 
 export function chatAnswer(body: any, step: ScriptStep, n: number): WireAnswer {
   const text = step.kind === 'answer' ? step.text : step.preamble;
-  const call = step.kind === 'call' ? toolCall(step, n) : undefined;
+  const call = step.kind === 'call' ? toolCall(body, step, n) : undefined;
   const finish = call === undefined ? 'stop' : 'tool_calls';
   const promptTokens = roughTokens(body.messages);
   const completionTokens = roughTokens([text, call]);

@@ -1,6 +1,9 @@
 // Responses API requests as real clients send them, and the chat-completions
 // answers and chunks a vLLM-like backend sends back, for the translation tests.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { ResponseMeta, ResponsesRequest } from '../../src/protocols/responses/types';
+import { FIXTURES } from './agent-fixtures';
 
 const SHELL_PARAMS = {
   type: 'object',
@@ -84,6 +87,16 @@ export const agentsRequest = (): ResponsesRequest => ({
   store: true,
   stream: false,
 });
+
+/**
+ * A request the Codex CLI sent, captured (test/fixtures/codex-responses-request*.json): `default` for its own
+ * model (its tools in an additional_tools item, the shell through the custom tool `exec`), `named-model` for a
+ * model it has no metadata for (function tools); `turn2` adds the tool call and its result.
+ */
+export const capturedCodexRequest = (model: 'default' | 'named-model', turn: 1 | 2 = 1): ResponsesRequest => {
+  const name = `codex-responses-request${model === 'named-model' ? '-named-model' : ''}${turn === 2 ? '-turn2' : ''}.json`;
+  return JSON.parse(readFileSync(join(FIXTURES, name), 'utf8'));
+};
 
 /** Item ids numbered per kind (msg_1, fc_1, ...), so the JSON and streamed answers can be compared whole. */
 export function countingIds(): (prefix: string) => string {

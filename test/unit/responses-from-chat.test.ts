@@ -1,7 +1,7 @@
 import { fromChatJson } from '../../src/protocols/responses/from-chat';
 import { newResponseId } from '../../src/protocols/responses/output';
 import { rejection } from '../support/rejection';
-import { agentsRequest, codexRequest, completion, metaFor } from '../support/responses-fixtures';
+import { agentsRequest, capturedCodexRequest, codexRequest, completion, metaFor } from '../support/responses-fixtures';
 
 const text = (t: string) => ({ type: 'output_text', annotations: [], logprobs: [], text: t });
 
@@ -45,6 +45,39 @@ describe('fromChatJson', () => {
       usage: { input_tokens: 900, input_tokens_details: { cached_tokens: 512 }, output_tokens: 30, output_tokens_details: { reasoning_tokens: 12 }, total_tokens: 930 },
     });
     expect(usage).toEqual({ input_tokens: 900, output_tokens: 30, cached_input_tokens: 512, reasoning_tokens: 12 });
+  });
+
+  it('answers the Codex default model\'s turn: a call of exec is a custom_tool_call with its input, a namespaced function named back', () => {
+    const input = 'const r = await tools.exec_command({ cmd: "ls" });\ntext(r.output);';
+    const chat = completion({
+      content: 'Running the tool first.',
+      tool_calls: [
+        { id: 'call_1', type: 'function', function: { name: 'exec', arguments: JSON.stringify({ input }) } },
+        { id: 'call_2', type: 'function', function: { name: 'clock__sleep', arguments: '{"ms":10}' } },
+        { id: 'call_3', type: 'function', function: { name: 'wait', arguments: '{"cell_id":"1"}' } },
+      ],
+    }, 'tool_calls');
+    expect(fromChatJson(chat, metaFor(capturedCodexRequest('default'))).body.output).toEqual([
+      { id: 'msg_1', type: 'message', status: 'completed', content: [text('Running the tool first.')], role: 'assistant' },
+      { id: 'ctc_1', type: 'custom_tool_call', status: 'completed', call_id: 'call_1', name: 'exec', input },
+      { id: 'fc_1', type: 'function_call', status: 'completed', arguments: '{"ms":10}', call_id: 'call_2', name: 'sleep', namespace: 'clock' },
+      { id: 'fc_2', type: 'function_call', status: 'completed', arguments: '{"cell_id":"1"}', call_id: 'call_3', name: 'wait' },
+    ]);
+  });
+
+  const patch = { type: 'custom', name: 'patch' };
+  it.each<[string, object, object, object]>([
+    ['arguments that are not JSON: the input as written', { tools: [patch] }, { name: 'patch', arguments: '*** Begin Patch' }, {}],
+    ['a custom tool in a namespace: named back', { tools: [{ type: 'namespace', name: 'editor', tools: [patch] }] }, { name: 'editor__patch', arguments: '{"input":"*** Begin Patch"}' },
+      { namespace: 'editor' }],
+    ['a custom tool of stored history\'s additional_tools item', { previous_response_id: 'resp_0', history: [{ type: 'additional_tools', tools: [patch] }] },
+      { name: 'patch', arguments: '{"input":"*** Begin Patch"}' }, {}],
+  ])('answers a custom tool call: %s', (_what, offer, fn, namespace) => {
+    const { history, ...fields } = offer as { history?: object[] };
+    const chat = completion({ tool_calls: [{ id: 'call_1', type: 'function', function: fn }] }, 'tool_calls');
+    expect(fromChatJson(chat, { ...metaFor({ ...agentsRequest(), ...fields }), history: history as any }).body.output).toEqual([
+      { id: 'ctc_1', type: 'custom_tool_call', status: 'completed', call_id: 'call_1', name: 'patch', input: '*** Begin Patch', ...namespace },
+    ]);
   });
 
   it.each([

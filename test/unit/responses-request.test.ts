@@ -1,6 +1,6 @@
 import { parseResponsesRequest } from '../../src/protocols/responses/request';
 import { rejection } from '../support/rejection';
-import { agentsRequest, codexRequest, codexSecondTurn } from '../support/responses-fixtures';
+import { agentsRequest, capturedCodexRequest, codexRequest, codexSecondTurn } from '../support/responses-fixtures';
 
 const paramOf = (body: unknown) => rejection(parseResponsesRequest, body).param;
 const withInput = (input: unknown) => ({ model: 'm', input });
@@ -10,6 +10,8 @@ describe('parseResponsesRequest', () => {
     ['the Codex CLI (first turn)', codexRequest()],
     ['the Codex CLI (a turn with reasoning, namespaced calls and their results)', codexSecondTurn()],
     ['the Agents SDK', agentsRequest()],
+    ['the Codex CLI as captured, its default model (tools in an additional_tools item, a custom tool call and its output)', capturedCodexRequest('default', 2)],
+    ['the Codex CLI as captured, a model it does not know', capturedCodexRequest('named-model', 2)],
   ])('accepts a request of %s unchanged', (_who, body) => {
     expect(parseResponsesRequest(structuredClone(body))).toEqual(body);
   });
@@ -55,6 +57,13 @@ describe('parseResponsesRequest', () => {
     ['a reasoning summary without text', withInput([{ type: 'reasoning', summary: [{ type: 'summary_text' }] }]), 'input[0].summary[0].text'],
     ['a function tool without a name', { ...withInput('x'), tools: [{ type: 'function' }] }, 'tools[0].name'],
     ['a namespace function without a name', { ...withInput('x'), tools: [{ type: 'namespace', name: 'n', tools: [{ type: 'function' }] }] }, 'tools[0].tools[0].name'],
+    ['a custom tool without a name', { ...withInput('x'), tools: [{ type: 'custom', description: 'd' }] }, 'tools[0].name'],
+    ['a grammar without its definition', { ...withInput('x'), tools: [{ type: 'custom', name: 'c', format: { type: 'grammar', syntax: 'lark' } }] }, 'tools[0].format.definition'],
+    ['an additional_tools item without tools', withInput([{ type: 'additional_tools', role: 'developer' }]), 'input[0].tools'],
+    ['a custom tool without a name in an additional_tools namespace',
+      withInput([{ role: 'user', content: 'x' }, { type: 'additional_tools', tools: [{ type: 'namespace', name: 'functions', tools: [{ type: 'custom' }] }] }]), 'input[1].tools[0].tools[0].name'],
+    ['a custom tool call namespace that is not a string', withInput([{ type: 'custom_tool_call', call_id: 'c', name: 'exec', input: 'x', namespace: 5 }]), 'input[0].namespace'],
+    ['a tool_choice custom tool without a name', { ...withInput('x'), tool_choice: { type: 'custom' } }, 'tool_choice.name'],
     ['a tool_choice function without a name', { ...withInput('x'), tool_choice: { type: 'function' } }, 'tool_choice.name'],
     ['a tool_choice word that does not exist', { ...withInput('x'), tool_choice: 'sometimes' }, 'tool_choice'],
     ['a json_schema format without a name', { ...withInput('x'), text: { format: { type: 'json_schema', schema: {} } } }, 'text.format.name'],

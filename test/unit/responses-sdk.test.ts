@@ -6,7 +6,7 @@ import OpenAI from 'openai';
 import { fromChatJson } from '../../src/protocols/responses/from-chat';
 import { ResponsesStream } from '../../src/protocols/responses/stream';
 import type { ResponsesEvent, ResponsesRequest } from '../../src/protocols/responses/types';
-import { chunk, codexRequest, agentsRequest, completion, metaFor, usageChunk } from '../support/responses-fixtures';
+import { capturedCodexRequest, chunk, codexRequest, agentsRequest, completion, metaFor, usageChunk } from '../support/responses-fixtures';
 
 /** A client whose every request is answered with this body. */
 function clientAnswering(body: string, contentType: string): OpenAI {
@@ -32,10 +32,10 @@ function withoutParsed(response: any): any {
   };
 }
 
-describe.each<[string, ResponsesRequest, object[], object]>([
+describe.each<[string, ResponsesRequest, object[], object, string[]]>([
   ['a text answer (Agents SDK)', agentsRequest(),
     [chunk({ role: 'assistant', content: '' }), chunk({ content: 'It is ' }), chunk({ content: 'sunny.' }), chunk({}, 'stop'), usageChunk(40, 4)],
-    completion({ content: 'It is sunny.' }, 'stop', { prompt_tokens: 40, completion_tokens: 4, total_tokens: 44 })],
+    completion({ content: 'It is sunny.' }, 'stop', { prompt_tokens: 40, completion_tokens: 4, total_tokens: 44 }), ['message']],
   ['reasoning, text and two tool calls, one namespaced (Codex CLI)', codexRequest(),
     [
       chunk({ role: 'assistant', reasoning_content: 'I should ' }), chunk({ reasoning_content: 'look.' }), chunk({ content: 'Looking.' }),
@@ -50,22 +50,38 @@ describe.each<[string, ResponsesRequest, object[], object]>([
         { id: 'call_a', type: 'function', function: { name: 'shell', arguments: '{"command":["ls"]}' } },
         { id: 'call_b', type: 'function', function: { name: 'mcp__docs__search', arguments: '{"query":"x"}' } },
       ],
-    }, 'tool_calls', { prompt_tokens: 900, completion_tokens: 25, total_tokens: 925, completion_tokens_details: { reasoning_tokens: 5 } })],
+    }, 'tool_calls', { prompt_tokens: 900, completion_tokens: 25, total_tokens: 925, completion_tokens_details: { reasoning_tokens: 5 } }),
+    ['reasoning', 'message', 'function_call', 'function_call']],
+  ['text and a call of exec, the custom tool of Codex\'s default model, its input streamed', capturedCodexRequest('default'),
+    [
+      chunk({ role: 'assistant', content: 'Running.' }),
+      chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'exec', arguments: '{"input": "await tools.exec_' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: 'command({ cmd: \\"ls\\" })"}' } }] }),
+      chunk({}, 'tool_calls'), usageChunk(9000, 25),
+    ],
+    completion({ content: 'Running.', tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'exec', arguments: '{"input": "await tools.exec_command({ cmd: \\"ls\\" })"}' } }] },
+      'tool_calls', { prompt_tokens: 9000, completion_tokens: 25, total_tokens: 9025 }), ['message', 'custom_tool_call']],
   ['an answer cut by the token cap', agentsRequest(),
     [chunk({ content: 'It is sun' }), chunk({}, 'length'), usageChunk(40, 512)],
-    completion({ content: 'It is sun' }, 'length', { prompt_tokens: 40, completion_tokens: 512, total_tokens: 552 })],
-])('the openai SDK reads %s', (_what, request, chunks, json) => {
+    completion({ content: 'It is sun' }, 'length', { prompt_tokens: 40, completion_tokens: 512, total_tokens: 552 }), ['message']],
+])('the openai SDK reads %s', (_what, request, chunks, json, kinds) => {
   it('streamed, to the same response as the JSON answer', async () => {
     const events = streamed(request, chunks);
     const seen: string[] = [];
+    const inputs = new Map<string, string>();
     const stream = clientAnswering(sse(events), 'text/event-stream').responses.stream({ model: request.model, input: 'x' });
     stream.on('response.output_text.delta', (e) => seen.push(e.snapshot));
+    stream.on('response.custom_tool_call_input.delta', (e) => inputs.set(e.item_id, (inputs.get(e.item_id) ?? '') + e.delta));
     const final = await stream.finalResponse();
 
     const created = await clientAnswering(JSON.stringify(fromChatJson(json, metaFor(request)).body), 'application/json')
       .responses.create({ model: request.model, input: 'x' });
+    expect(created.output.map((item) => item.type)).toEqual(kinds);
     expect(withoutParsed(final)).toEqual(created);
     expect(final.output_text).toBe(created.output_text);
     expect(seen.at(-1) ?? '').toBe(created.output_text);
+    // The input deltas add up to each custom tool call's input.
+    const custom = created.output.filter((item) => item.type === 'custom_tool_call');
+    expect(new Map(custom.map((item) => [item.id!, item.input]))).toEqual(inputs);
   });
 });

@@ -1,7 +1,7 @@
 import { fromChatJson } from '../../src/protocols/responses/from-chat';
 import { ResponsesStream } from '../../src/protocols/responses/stream';
 import type { ResponsesEvent, ResponsesRequest } from '../../src/protocols/responses/types';
-import { agentsRequest, chunk, codexRequest, completion, metaFor, usageChunk } from '../support/responses-fixtures';
+import { agentsRequest, capturedCodexRequest, chunk, codexRequest, completion, metaFor, usageChunk } from '../support/responses-fixtures';
 
 /** Feeds the chunks one at a time; returns each push's events, then end()'s. */
 function run(request: ResponsesRequest, chunks: object[]) {
@@ -74,6 +74,44 @@ describe('ResponsesStream', () => {
       { id: 'fc_1', type: 'function_call', status: 'completed', arguments: '{"command":["ls"]}', call_id: 'call_a', name: 'shell' },
       { id: 'fc_2', type: 'function_call', status: 'completed', arguments: '{"query":"x"}', call_id: 'call_b', name: 'search', namespace: 'mcp__docs__' },
     ]);
+  });
+
+  it('streams a call of Codex\'s exec as a custom_tool_call, its input decoded out of the arguments as they arrive', () => {
+    const call = (args: string, head?: object) => chunk({ tool_calls: [{ index: 0, ...head, function: { ...(head && { name: 'exec' }), arguments: args } }] });
+    const { events, perPush, stream } = run(capturedCodexRequest('default'), [
+      call('', { id: 'call_1', type: 'function' }), call('{"inp'), call('ut": "const r = await tools.exec_command({ cmd: \\"ec'),
+      call('ho hi\\" });\\ntext(r.'), call('output);"}'), chunk({}, 'tool_calls'), usageChunk(900, 30),
+    ]);
+    const input = 'const r = await tools.exec_command({ cmd: "echo hi" });\ntext(r.output);';
+    const at = { item_id: 'ctc_1', output_index: 0 };
+    expect(events.slice(2).map(({ sequence_number: _s, ...e }) => e)).toEqual([
+      { type: 'response.output_item.added', output_index: 0, item: { id: 'ctc_1', type: 'custom_tool_call', status: 'in_progress', call_id: 'call_1', name: 'exec', input: '' } },
+      { type: 'response.custom_tool_call_input.delta', ...at, delta: 'const r = await tools.exec_command({ cmd: "ec' },
+      { type: 'response.custom_tool_call_input.delta', ...at, delta: 'ho hi" });\ntext(r.' },
+      { type: 'response.custom_tool_call_input.delta', ...at, delta: 'output);' },
+      { type: 'response.custom_tool_call_input.done', ...at, input },
+      { type: 'response.output_item.done', output_index: 0, item: { id: 'ctc_1', type: 'custom_tool_call', status: 'completed', call_id: 'call_1', name: 'exec', input } },
+      { type: 'response.completed', response: expect.objectContaining({ status: 'completed' }) },
+    ]);
+    // Each delta goes out with the chunk that completes it.
+    expect(perPush.map((p) => types(p).filter((t) => t.endsWith('input.delta')).length)).toEqual([0, 0, 1, 1, 1, 0, 0]);
+    expect(stream.response!.output).toEqual([{ id: 'ctc_1', type: 'custom_tool_call', status: 'completed', call_id: 'call_1', name: 'exec', input }]);
+  });
+
+  it('sends a custom tool\'s input whole at the end when the arguments are not its one argument, and keeps what came of a failed call', () => {
+    const req = { ...agentsRequest(), tools: [{ type: 'namespace', name: 'editor', tools: [{ type: 'custom', name: 'patch' }] }] };
+    const raw = run(req, [chunk({ tool_calls: [{ index: 0, id: 'c', type: 'function', function: { name: 'editor__patch', arguments: '*** Begin' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: ' Patch' } }] }), chunk({}, 'tool_calls')]);
+    expect(raw.events.filter((e) => e.type.startsWith('response.custom_tool_call_input'))).toEqual([
+      expect.objectContaining({ type: 'response.custom_tool_call_input.delta', delta: '*** Begin Patch' }),
+      expect.objectContaining({ type: 'response.custom_tool_call_input.done', input: '*** Begin Patch' }),
+    ]);
+    expect(raw.stream.response!.output).toEqual([{ id: 'ctc_1', type: 'custom_tool_call', status: 'completed', call_id: 'c', name: 'patch', namespace: 'editor', input: '*** Begin Patch' }]);
+
+    const failed = new ResponsesStream(metaFor(req));
+    failed.push(chunk({ tool_calls: [{ index: 0, id: 'c', type: 'function', function: { name: 'editor__patch', arguments: '{"input":"*** Beg' } }] }));
+    failed.fail({ type: 'server_error', code: 'upstream_error', message: 'cut' });
+    expect(failed.response!.output).toEqual([{ id: 'ctc_1', type: 'custom_tool_call', status: 'incomplete', call_id: 'c', name: 'patch', namespace: 'editor', input: '*** Beg' }]);
   });
 
   it('streams reasoning_content as a reasoning item\'s summary text, closed when the answer starts', () => {
@@ -151,6 +189,20 @@ describe('ResponsesStream', () => {
     const json = completion({ reasoning_content: 'Plan.', content: 'Running ls.', tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'shell', arguments: '{"command":["ls"]}' } }] },
       'tool_calls', { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 });
     expect(stream.response).toEqual(fromChatJson(json, metaFor(req)).body);
+  });
+
+  it('ends a custom tool call as the JSON answer of the same completion does', () => {
+    const req = capturedCodexRequest('default');
+    const args = '{"input":"text(\\"\\u00e9\\ud83d\\ude00\\")"}';
+    const { stream } = run(req, [
+      chunk({ content: 'Running.' }),
+      ...args.split('').map((c, i) => chunk({ tool_calls: [{ index: 0, ...(i === 0 && { id: 'call_a', type: 'function' }), function: { ...(i === 0 && { name: 'exec' }), arguments: c } }] })),
+      chunk({}, 'tool_calls'), usageChunk(100, 20),
+    ]);
+    const json = completion({ content: 'Running.', tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'exec', arguments: args } }] },
+      'tool_calls', { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 });
+    expect(stream.response).toEqual(fromChatJson(json, metaFor(req)).body);
+    expect(stream.response!.output[1]).toMatchObject({ type: 'custom_tool_call', input: 'text("é😀")' });
   });
 
   it('does not change an event after sending it', () => {

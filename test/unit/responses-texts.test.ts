@@ -32,6 +32,8 @@ describe('responsesTexts', () => {
     ['a custom tool call and its output', { input: [{ type: 'custom_tool_call', call_id: 'c', name: 'apply_patch', input: 'patch' }, { type: 'custom_tool_call_output', call_id: 'c', output: 'applied' }] }, ['apply_patch', 'patch', 'applied']],
     ['a local shell call and its output', { input: [{ type: 'local_shell_call', call_id: 'c', action: { command: ['rm', '-rf'] } }, { type: 'local_shell_call_output', id: 'c', output: 'gone' }] }, ['rm', '-rf', 'gone']],
     ['reasoning content', { input: [{ type: 'reasoning', summary: [], content: [{ type: 'reasoning_text', text: 'because' }], encrypted_content: 'gAAAA' }] }, ['because']],
+    ['the tools of an additional_tools item, a custom tool\'s grammar too', { input: [{ type: 'additional_tools', tools: [{ type: 'custom', name: 'exec', description: 'Runs JS.', format: { type: 'grammar', syntax: 'lark', definition: 'start: /.+/' } }] }] },
+      ['additional_tools', 'type', 'custom', 'name', 'exec', 'description', 'Runs JS.', 'format', 'type', 'grammar', 'syntax', 'lark', 'definition', 'start: /.+/']],
     ['an item of a kind it does not know: all its strings', { input: [{ type: 'mcp_call', name: 'lookup', arguments: '{"q":1}' }] }, ['mcp_call', 'lookup', '{"q":1}']],
     ['the output schema and stop-like fields', { input: 'x', text: { format: { type: 'json_schema', name: 'city', schema: { properties: { name: { description: 'the city' } } } } }, user: 'u1' },
       ['x', 'format', 'type', 'json_schema', 'name', 'city', 'schema', 'properties', 'name', 'description', 'the city', 'u1']],

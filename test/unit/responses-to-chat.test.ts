@@ -1,8 +1,10 @@
 import { GatewayError } from '../../src/errors';
+import { rejection } from '../support/rejection';
 import { parseResponsesRequest } from '../../src/protocols/responses/request';
+import { customParameters } from '../../src/protocols/responses/custom-tools';
 import { toChat, type ToChatOptions } from '../../src/protocols/responses/to-chat';
 import type { ResponsesRequest } from '../../src/protocols/responses/types';
-import { agentsRequest, codexRequest, codexSecondTurn } from '../support/responses-fixtures';
+import { agentsRequest, capturedCodexRequest, codexRequest, codexSecondTurn } from '../support/responses-fixtures';
 
 const translate = (body: object, options?: ToChatOptions) => {
   const out = toChat(parseResponsesRequest({ model: 'm', ...body }), options);
@@ -64,7 +66,58 @@ describe('toChat: requests of real clients', () => {
     expect(err).toMatchObject({ reason: 'invalid_request', param: 'tools[2]' });
     expect((err as Error).message).toMatch(/web_search/);
     const custom = { tools: [{ type: 'namespace', name: 'ns', tools: [{ type: 'custom', name: 'apply_patch' }] }] };
-    expect(() => translate({ input: 'x', ...custom }, { hostedTools: 'refuse' })).toThrow(/custom "apply_patch"/);
+    expect(translate({ input: 'x', ...custom }, { hostedTools: 'refuse' }).params.tools).toHaveLength(1);
+    const hostedInItem = { input: [{ type: 'additional_tools', tools: [{ type: 'namespace', name: 'ns', tools: [{ type: 'custom', name: 'a' }, { type: 'teleport' }] }] }] };
+    expect(rejection((body: object) => translate(body, { hostedTools: 'refuse' }), hostedInItem).param).toBe('input[0].tools[0].tools[1]');
+  });
+});
+
+describe('toChat: the Codex CLI as captured', () => {
+  const execInput = {
+    type: 'object', required: ['input'], additionalProperties: false,
+    properties: { input: { type: 'string', description: expect.stringMatching(/^The tool's input: raw text \(not JSON\) matching this lark grammar:\n\nstart: pragma_source \| plain_source\n/) } },
+  };
+
+  it('default model: the tools of its additional_tools item reach the backend, exec as a function of one input', () => {
+    const req = capturedCodexRequest('default');
+    const { messages, params, dropped } = translate(req);
+    const namespaces = (req.input as any[])[0].tools;
+    const tools = params.tools as any[];
+    expect(tools.map((t) => t.function.name)).toEqual([
+      'exec', 'wait', 'request_user_input', 'request_user_input_async', 'clock__sleep',
+      'collaboration__followup_task', 'collaboration__interrupt_agent', 'collaboration__list_agents', 'collaboration__send_message',
+      'collaboration__spawn_agent', 'collaboration__wait_agent',
+    ]);
+    expect(tools[0]).toEqual({ type: 'function', function: { name: 'exec', description: namespaces[0].tools[0].description, parameters: execInput } });
+    expect(tools[1]).toEqual({ type: 'function', function: { name: 'wait', description: namespaces[0].tools[1].description, parameters: namespaces[0].tools[1].parameters, strict: false } });
+    expect(params).toMatchObject({ tool_choice: 'auto', parallel_tool_calls: false, reasoning_effort: 'low' });
+    // The item is no message: the developer messages merge into the one leading system message, then the two user turns.
+    expect(messages.map((m) => m.role)).toEqual(['system', 'user', 'user']);
+    expect(dropped).toEqual(['client_metadata', 'include', 'prompt_cache_key', 'text.verbosity']);
+  });
+
+  it('default model, turn 2: the exec call as a call of that function, its output parts as one tool message', () => {
+    const { messages, dropped } = translate(capturedCodexRequest('default', 2));
+    const input = 'const r = await tools.exec_command({ cmd: "echo sluice-token > marker.txt && cat marker.txt" });\ntext(r.output);';
+    expect(messages.slice(3)).toEqual([
+      { role: 'assistant', content: 'Running the tool first.', tool_calls: [fn('exec', JSON.stringify({ input }), 'call_1')] },
+      { role: 'tool', tool_call_id: 'call_1', content: 'Script completed\nWall time 0.1 seconds\nOutput:\nsluice-token\n' },
+    ]);
+    expect(dropped).toEqual(['client_metadata', 'include', 'prompt_cache_key', 'text.verbosity']);
+  });
+
+  it('a model Codex does not know: its function tools, one namespace flattened, web_search dropped', () => {
+    const { messages, params, dropped } = translate(capturedCodexRequest('named-model', 2));
+    expect((params.tools as any[]).map((t) => t.function.name)).toEqual([
+      'exec_command', 'write_stdin', 'request_user_input', 'view_image',
+      'multi_agent_v1__close_agent', 'multi_agent_v1__resume_agent', 'multi_agent_v1__send_input', 'multi_agent_v1__spawn_agent', 'multi_agent_v1__wait_agent',
+      'get_goal', 'create_goal', 'update_goal',
+    ]);
+    expect(messages.slice(-2)).toEqual([
+      { role: 'assistant', content: 'Running the tool first.', tool_calls: [fn('exec_command', '{"cmd":"echo sluice-token > marker.txt && cat marker.txt"}', 'call_1')] },
+      { role: 'tool', tool_call_id: 'call_1', content: expect.stringContaining('Output:\nsluice-token\n') },
+    ]);
+    expect(dropped).toEqual(['client_metadata', 'include', 'prompt_cache_key', 'tools:web_search']);
   });
 });
 
@@ -124,6 +177,17 @@ describe('toChat: input items', () => {
     expect(translate(body, { history: history as any }).dropped).toEqual([]);
     expect(translate(body).dropped).toEqual(['previous_response_id']);
   });
+
+  it('offers the tools of an additional_tools item in stored history, after the request\'s own', () => {
+    const history = [{ id: 'at_1', type: 'additional_tools', role: 'developer', tools: [{ type: 'custom', name: 'exec', description: 'Runs code.' }] }];
+    const out = translate({ previous_response_id: 'resp_1', input: 'go on', tools: [{ type: 'function', name: 'get' }] }, { history: history as any });
+    expect(out.messages).toEqual([{ role: 'user', content: 'go on' }]);
+    expect(out.params.tools).toEqual([
+      { type: 'function', function: { name: 'get' } },
+      { type: 'function', function: { name: 'exec', description: 'Runs code.', parameters: customParameters(undefined) } },
+    ]);
+    expect(out.dropped).toEqual([]);
+  });
 });
 
 describe('toChat: request fields', () => {
@@ -148,6 +212,7 @@ describe('toChat: request fields', () => {
   const get = { type: 'function', name: 'get', parameters: { type: 'object' } };
   const put = { type: 'function', name: 'put' };
   const chatGet = { type: 'function', function: { name: 'get', parameters: { type: 'object' } } };
+  const chatPatch = { type: 'function', function: { name: 'patch', parameters: customParameters(undefined) } };
   it.each<[string, object, Record<string, unknown>, string[]]>([
     ['a named function', { tools: [get, put], tool_choice: { type: 'function', name: 'put' } },
       { tools: [chatGet, { type: 'function', function: { name: 'put' } }], tool_choice: { type: 'function', function: { name: 'put' } } }, []],
@@ -155,10 +220,14 @@ describe('toChat: request fields', () => {
       { tools: [chatGet], tool_choice: 'required' }, []],
     ['a hosted tool', { tools: [get, { type: 'web_search' }], tool_choice: { type: 'web_search' }, parallel_tool_calls: false },
       { tools: [chatGet], parallel_tool_calls: false }, ['tool_choice', 'tools:web_search']],
+    ['a named custom tool, in an additional_tools item', { input: [{ type: 'additional_tools', tools: [put, { type: 'custom', name: 'patch' }] }], tool_choice: { type: 'custom', name: 'patch' } },
+      { tools: [{ type: 'function', function: { name: 'put' } }, chatPatch], tool_choice: { type: 'function', function: { name: 'patch' } } }, []],
+    ['allowed tools naming a custom tool', { tools: [get, { type: 'custom', name: 'patch' }], tool_choice: { type: 'allowed_tools', mode: 'auto', tools: [{ type: 'custom', name: 'patch' }] } },
+      { tools: [chatPatch], tool_choice: 'auto' }, []],
     ['required, when no tool is left', { tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }], tool_choice: 'required', parallel_tool_calls: true },
       {}, ['tool_choice', 'tools:file_search']],
   ])('tool_choice: %s', (_what, fields, params, dropped) => {
-    const out = translate({ input: 'x', ...fields });
+    const out = translate({ input: 'x', ...fields } as object);
     expect(out.params).toEqual(params);
     expect(out.dropped).toEqual(dropped);
   });

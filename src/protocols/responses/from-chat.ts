@@ -1,14 +1,16 @@
 // A chat-completions JSON answer as a Responses answer. The first choice's
 // reasoning (reasoning_content, or reasoning on some servers) becomes a
 // reasoning item, its text a message, its tool calls function_call items
-// (a namespaced function named back), in that order.
+// (a namespaced function named back) or custom_tool_call items (a call to a
+// custom tool, its input read out of the arguments), in that order.
 //
 //   const { body, usage } = fromChatJson(await upstream.json(), { id: newResponseId(), createdAt, model, request });
 import { GatewayError } from '../../errors';
 import { isObject, type Json } from '../json';
 import { chatUsage, type ProtocolUsage } from '../usage';
-import { functionCallItem, itemStatusOf, messageItem, newId, outcomeOf, reasoningItem, responseObject } from './output';
-import { namespacedFunctions } from './tools';
+import { customInput } from './custom-tools';
+import { customCallItem, functionCallItem, itemStatusOf, messageItem, newId, outcomeOf, reasoningItem, responseObject } from './output';
+import { offeredTools, toolNames } from './tools';
 import type { OutputItem, ResponseMeta, ResponseObject } from './types';
 
 const stringOr = (v: unknown, fallback: string): string => (typeof v === 'string' ? v : fallback);
@@ -31,12 +33,13 @@ export function fromChatJson(chat: unknown, meta: ResponseMeta): { body: Respons
   const calls = Array.isArray(message.tool_calls) ? message.tool_calls.filter((c) => isObject(c) && isObject(c.function)) as Json[] : [];
   // A message when there is text, or when there would be no output at all (an empty answer is an empty message).
   if (text !== '' || (calls.length === 0 && output.length === 0)) output.push(messageItem(makeId('msg'), text, status));
-  const names = namespacedFunctions(meta.request.tools);
+  const names = toolNames(offeredTools(meta.request, meta.history));
   for (const call of calls) {
     const fn = call.function as Json;
-    const name = stringOr(fn.name, '');
+    const tool = names.get(stringOr(fn.name, '')) ?? { name: stringOr(fn.name, '') };
     const callId = typeof call.id === 'string' && call.id !== '' ? call.id : makeId('call');
-    output.push(functionCallItem(makeId('fc'), callId, names.get(name) ?? { name }, stringOr(fn.arguments, ''), status));
+    const args = stringOr(fn.arguments, '');
+    output.push(tool.custom ? customCallItem(makeId('ctc'), callId, tool, customInput(args), status) : functionCallItem(makeId('fc'), callId, tool, args, status));
   }
 
   const usage = chatUsage((chat as Json).usage);

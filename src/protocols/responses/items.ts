@@ -18,7 +18,7 @@ export type StoredItem = (InputItem | OutputItem) & { id: string; type: string }
 
 // The id prefixes of OpenAI's items; others get "item_".
 const PREFIX: Record<string, string> = {
-  message: 'msg', function_call: 'fc', function_call_output: 'fco', custom_tool_call: 'ctc', custom_tool_call_output: 'ctco', reasoning: 'rs',
+  message: 'msg', function_call: 'fc', function_call_output: 'fco', custom_tool_call: 'ctc', custom_tool_call_output: 'ctco', reasoning: 'rs', additional_tools: 'at',
 };
 
 /** A request's input as items with ids: a string is a user message; a message's string content becomes one text part. */

@@ -3,14 +3,15 @@
 // and the ones before the first turn merge with the instructions into one
 // (many templates take a single leading system message). Tool calls become
 // an assistant message's tool_calls, consecutive ones merged; their results
-// become tool messages. Reasoning and items only OpenAI runs are dropped.
+// become tool messages. Reasoning and items only OpenAI runs are dropped;
+// additional_tools items join the request's tools (see tools.ts).
 import type { ChatMessage, ContentPart as ChatPart, ToolCall } from '../../types';
 import { chatToolName } from './tools';
 import type { ContentPart, CustomToolCallItem, FunctionCallItem, InputImage, InputItem, LocalShellCallItem, LocalShellOutputItem, MessageItem, ToolOutputItem } from './types';
 
 // OpenAI's item and part types, so a dropped one is named by its type; any other is "other" (names feed a metric label).
 const ITEM_TYPES = new Set(['reasoning', 'item_reference', 'file_search_call', 'computer_call', 'computer_call_output', 'web_search_call',
-  'tool_search_call', 'tool_search_output', 'additional_tools', 'compaction', 'compaction_trigger', 'image_generation_call', 'code_interpreter_call',
+  'tool_search_call', 'tool_search_output', 'compaction', 'compaction_trigger', 'image_generation_call', 'code_interpreter_call',
   'shell_call', 'shell_call_output', 'apply_patch_call', 'apply_patch_call_output', 'mcp_list_tools', 'mcp_approval_request',
   'mcp_approval_response', 'mcp_call', 'program', 'program_output']);
 const PART_TYPES = new Set(['input_image', 'input_file', 'input_audio']);
@@ -26,10 +27,10 @@ export function itemsToMessages(items: readonly InputItem[], messages: ChatMessa
         pushToolCall(messages, call.call_id, chatToolName(call.namespace, call.name), call.arguments);
         break;
       }
-      // Chat has no free-form calls: the input travels as the one argument of a function call.
+      // Chat has no free-form calls: the input travels as the one argument of a function call (see custom-tools.ts).
       case 'custom_tool_call': {
         const call = item as CustomToolCallItem;
-        pushToolCall(messages, call.call_id, call.name, JSON.stringify({ input: call.input }));
+        pushToolCall(messages, call.call_id, chatToolName(call.namespace, call.name), JSON.stringify({ input: call.input }));
         break;
       }
       case 'local_shell_call': {
@@ -44,6 +45,7 @@ export function itemsToMessages(items: readonly InputItem[], messages: ChatMessa
       }
       // Its id is the call's.
       case 'local_shell_call_output': messages.push({ role: 'tool', tool_call_id: (item as LocalShellOutputItem).id, content: (item as LocalShellOutputItem).output }); break;
+      case 'additional_tools': break;
       default: dropped.add(`input:${ITEM_TYPES.has(type) ? type : 'other'}`);
     }
   }
@@ -90,16 +92,24 @@ function imagePart(image: InputImage): ChatPart {
   return { type: 'image_url', image_url: detail === 'auto' || detail === 'low' || detail === 'high' ? { url: image.image_url!, detail } : { url: image.image_url! } };
 }
 
-/** The text of a content that chat takes only as text (system, assistant and tool messages), parts joined by a new line. */
+/**
+ * The text of a content that chat takes only as text (system, assistant and tool messages): parts on lines of
+ * their own, a new line added only where a part does not end one (Codex's exec output comes as a header part
+ * ending in "Output:\n", then the output).
+ */
 function joinText(content: string | readonly ContentPart[], dropped: Set<string>): string {
   if (typeof content === 'string') return content;
-  const texts: string[] = [];
+  let joined = '';
+  let first = true;
   for (const part of content) {
     const text = textOf(part);
-    if (text !== undefined) texts.push(text);
-    else dropPart(part, dropped);
+    if (text === undefined) dropPart(part, dropped);
+    else {
+      joined += first || joined.endsWith('\n') ? text : `\n${text}`;
+      first = false;
+    }
   }
-  return texts.join('\n');
+  return joined;
 }
 
 function textOf(part: ContentPart): string | undefined {

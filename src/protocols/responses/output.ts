@@ -4,12 +4,12 @@
 // fields OpenAI echoes (defaults where the request left them out).
 import { randomBytes } from 'node:crypto';
 import type { ProtocolUsage } from '../usage';
-import type { FunctionName } from './tools';
+import type { ToolName } from './tools';
 import type {
-  ItemStatus, OutputFunctionCall, OutputItem, OutputMessage, OutputReasoning, OutputTextPart, ResponseMeta, ResponseObject, ResponseStatus, ResponsesUsage,
+  ItemStatus, OutputCustomToolCall, OutputFunctionCall, OutputItem, OutputMessage, OutputReasoning, OutputTextPart, ResponseMeta, ResponseObject, ResponseStatus, ResponsesUsage,
 } from './types';
 
-/** An id in OpenAI's form: a kind prefix and 48 hex digits (resp_…, msg_…, fc_…, rs_…, call_…). */
+/** An id in OpenAI's form: a kind prefix and 48 hex digits (resp_…, msg_…, fc_…, ctc_…, rs_…, call_…). */
 export const newId = (prefix: string): string => `${prefix}_${randomBytes(24).toString('hex')}`;
 export const newResponseId = (): string => newId('resp');
 
@@ -21,9 +21,15 @@ export const messageItem = (id: string, text: string, status: ItemStatus): Outpu
 export const reasoningItem = (id: string, text: string): OutputReasoning =>
   ({ id, type: 'reasoning', summary: text === '' ? [] : [{ type: 'summary_text', text }] });
 
-export function functionCallItem(id: string, callId: string, fn: FunctionName, args: string, status: ItemStatus): OutputFunctionCall {
+export function functionCallItem(id: string, callId: string, fn: ToolName, args: string, status: ItemStatus): OutputFunctionCall {
   const item: OutputFunctionCall = { id, type: 'function_call', status, arguments: args, call_id: callId, name: fn.name };
   if (fn.namespace !== undefined) item.namespace = fn.namespace;
+  return item;
+}
+
+export function customCallItem(id: string, callId: string, tool: ToolName, input: string, status: ItemStatus): OutputCustomToolCall {
+  const item: OutputCustomToolCall = { id, type: 'custom_tool_call', status, call_id: callId, name: tool.name, input };
+  if (tool.namespace !== undefined) item.namespace = tool.namespace;
   return item;
 }
 

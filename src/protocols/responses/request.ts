@@ -39,12 +39,38 @@ const part = z.union([
 ]);
 const content = z.union([str, z.array(part)]);
 
+const functionTool = z.looseObject({
+  type: z.literal('function'),
+  name: z.string().min(1).max(256),
+  description: optStr,
+  parameters: record.nullable().optional(),
+  strict: bool,
+});
+const customFormat = z.union([
+  z.discriminatedUnion('type', [
+    z.looseObject({ type: z.literal('text') }),
+    z.looseObject({ type: z.literal('grammar'), syntax: optStr, definition: str }),
+  ]),
+  otherThan(['text', 'grammar']),
+]);
+const customTool = z.looseObject({ type: z.literal('custom'), name: z.string().min(1).max(256), description: optStr, format: customFormat.nullable().optional() });
+const nestedTool = z.union([z.discriminatedUnion('type', [functionTool, customTool]), otherThan(['function', 'custom'])]);
+const tool = z.union([
+  z.discriminatedUnion('type', [
+    functionTool,
+    customTool,
+    z.looseObject({ type: z.literal('namespace'), name: z.string().min(1), description: optStr, tools: z.array(nestedTool) }),
+  ]),
+  otherThan(['function', 'custom', 'namespace']),
+]);
+const tools = z.array(tool).max(512);
+
 const knownItem = z.discriminatedUnion('type', [
   // A message may leave out `type` (OpenAI's "easy input message").
   z.looseObject({ type: z.literal('message').optional(), role: z.enum(['user', 'assistant', 'system', 'developer']), content }),
   z.looseObject({ type: z.literal('function_call'), call_id: str, name: str, arguments: str, namespace: optStr }),
   z.looseObject({ type: z.literal('function_call_output'), call_id: str, output: content }),
-  z.looseObject({ type: z.literal('custom_tool_call'), call_id: str, name: str, input: str }),
+  z.looseObject({ type: z.literal('custom_tool_call'), call_id: str, name: str, input: str, namespace: optStr }),
   z.looseObject({ type: z.literal('custom_tool_call_output'), call_id: str, output: content }),
   z.looseObject({
     type: z.literal('reasoning'),
@@ -55,35 +81,21 @@ const knownItem = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('local_shell_call'), id: optStr, call_id: optStr, action: record }),
   z.looseObject({ type: z.literal('local_shell_call_output'), id: str, output: str }),
   z.looseObject({ type: z.literal('item_reference'), id: str }),
+  z.looseObject({ type: z.literal('additional_tools'), tools }),
 ]);
-const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'custom_tool_call', 'custom_tool_call_output', 'reasoning', 'local_shell_call', 'local_shell_call_output', 'item_reference'];
+const ITEM_TYPES = ['message', 'function_call', 'function_call_output', 'custom_tool_call', 'custom_tool_call_output', 'reasoning', 'local_shell_call', 'local_shell_call_output', 'item_reference', 'additional_tools'];
 // An item reference may also leave out `type`: then it is only an id.
 const bareReference = z.strictObject({ id: str, type: z.null().optional() });
 const item = z.union([knownItem, otherThan(ITEM_TYPES), bareReference]);
-
-const functionTool = z.looseObject({
-  type: z.literal('function'),
-  name: z.string().min(1).max(256),
-  description: optStr,
-  parameters: record.nullable().optional(),
-  strict: bool,
-});
-const nestedTool = z.union([z.discriminatedUnion('type', [functionTool]), otherThan(['function'])]);
-const tool = z.union([
-  z.discriminatedUnion('type', [
-    functionTool,
-    z.looseObject({ type: z.literal('namespace'), name: z.string().min(1), description: optStr, tools: z.array(nestedTool) }),
-  ]),
-  otherThan(['function', 'namespace']),
-]);
 
 const toolChoice = z.union([
   z.enum(['none', 'auto', 'required']),
   z.discriminatedUnion('type', [
     z.looseObject({ type: z.literal('function'), name: z.string().min(1) }),
+    z.looseObject({ type: z.literal('custom'), name: z.string().min(1) }),
     z.looseObject({ type: z.literal('allowed_tools'), mode: z.enum(['auto', 'required']), tools: z.array(z.looseObject({ type: str, name: optStr, namespace: optStr })) }),
   ]),
-  otherThan(['function', 'allowed_tools']),
+  otherThan(['function', 'custom', 'allowed_tools']),
 ]);
 
 const textFormat = z.discriminatedUnion('type', [
@@ -96,7 +108,7 @@ const requestSchema = z.looseObject({
   model: z.string().min(1).max(MODEL_ID_MAX),
   input: z.union([str, z.array(item)]).optional(),
   instructions: optStr,
-  tools: z.array(tool).max(512).nullable().optional(),
+  tools: tools.nullable().optional(),
   tool_choice: toolChoice.nullable().optional(),
   parallel_tool_calls: bool,
   text: z.looseObject({ format: textFormat.nullable().optional(), verbosity: optStr }).nullable().optional(),

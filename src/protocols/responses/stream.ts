@@ -5,7 +5,9 @@
 // response.failed). Reasoning deltas stream as a reasoning item's summary
 // text, the part every Responses client shows (raw reasoning_text is hidden
 // by default). Each chat tool call (by its `index`, interleaved or not) is a
-// function_call item of its own whose arguments stream as they arrive. Items
+// function_call item of its own whose arguments stream as they arrive, or,
+// when it calls a custom tool, a custom_tool_call item whose input streams as
+// it is read out of the arguments (see custom-tools.ts). Items
 // close when the chunk with finish_reason arrives; the terminal event waits
 // for end(), after the usage-only chunk.
 //
@@ -14,11 +16,16 @@
 import { isObject, type Json } from '../json';
 import { chatUsage, type ProtocolUsage } from '../usage';
 import { reasoningOf } from './from-chat';
-import { functionCallItem, itemStatusOf, messageItem, newId, outcomeOf, outputText, reasoningItem, responseObject } from './output';
-import { namespacedFunctions, type FunctionName } from './tools';
+import { CustomInputReader } from './custom-tools';
+import { customCallItem, functionCallItem, itemStatusOf, messageItem, newId, outcomeOf, outputText, reasoningItem, responseObject } from './output';
+import { offeredTools, toolNames, type ToolName } from './tools';
 import type { ItemStatus, OutputItem, ResponseMeta, ResponseObject, ResponsesEvent } from './types';
 
-interface OpenItem { kind: 'reasoning' | 'message' | 'function_call'; index: number; id: string; text: string; callId?: string; fn?: FunctionName }
+/** An item being streamed; `text` is its text, a function's arguments or a custom tool's input so far. */
+interface OpenItem {
+  kind: 'reasoning' | 'message' | 'function_call' | 'custom_tool_call';
+  index: number; id: string; text: string; callId?: string; fn?: ToolName; reader?: CustomInputReader;
+}
 
 export class ResponsesStream {
   /** The usage the backend reported, once it has. */
@@ -33,11 +40,11 @@ export class ResponsesStream {
   private readonly calls = new Map<number, OpenItem>();
   private finish: unknown;
   private readonly makeId: (prefix: string) => string;
-  private readonly names: Map<string, FunctionName>;
+  private readonly names: Map<string, ToolName>;
 
   constructor(private readonly meta: ResponseMeta) {
     this.makeId = meta.newId ?? newId;
-    this.names = namespacedFunctions(meta.request.tools);
+    this.names = toolNames(offeredTools(meta.request, meta.history));
   }
 
   get done(): boolean { return this.state === 'closed'; }
@@ -130,15 +137,31 @@ export class ResponsesStream {
     if (!open) {
       for (const text of [this.reasoning, this.message]) if (text) this.close(text, 'completed', out);
       this.reasoning = this.message = undefined;
-      const callId = typeof call.id === 'string' && call.id !== '' ? call.id : this.makeId('call');
-      const fnName = this.names.get(name) ?? { name };
-      open = this.open(out, 'function_call', functionCallItem(this.makeId('fc'), callId, fnName, '', 'in_progress'), { callId, fn: fnName });
+      open = this.openCall(typeof call.id === 'string' && call.id !== '' ? call.id : this.makeId('call'), this.names.get(name) ?? { name }, out);
       this.calls.set(index, open);
-    } else if (open.fn!.name === '' && name !== '') open.fn = this.names.get(name) ?? { name };
-    if (typeof fn.arguments === 'string' && fn.arguments !== '') {
-      open.text += fn.arguments;
-      this.emit(out, 'response.function_call_arguments.delta', { ...this.at(open), delta: fn.arguments });
+    } else if (open.fn!.name === '' && name !== '') {
+      // A name after the first delta names the item, which stays of the kind it was announced as.
+      open.fn = this.names.get(name) ?? { name };
     }
+    if (typeof fn.arguments === 'string' && fn.arguments !== '') {
+      if (open.reader) this.inputDelta(open, open.reader.push(fn.arguments), out);
+      else {
+        open.text += fn.arguments;
+        this.emit(out, 'response.function_call_arguments.delta', { ...this.at(open), delta: fn.arguments });
+      }
+    }
+  }
+
+  private openCall(callId: string, fn: ToolName, out: ResponsesEvent[]): OpenItem {
+    if (!fn.custom) return this.open(out, 'function_call', functionCallItem(this.makeId('fc'), callId, fn, '', 'in_progress'), { callId, fn });
+    const item = customCallItem(this.makeId('ctc'), callId, fn, '', 'in_progress');
+    return this.open(out, 'custom_tool_call', item, { callId, fn, reader: new CustomInputReader() });
+  }
+
+  private inputDelta(open: OpenItem, delta: string, out: ResponsesEvent[]): void {
+    if (delta === '') return;
+    open.text += delta;
+    this.emit(out, 'response.custom_tool_call_input.delta', { ...this.at(open), delta });
   }
 
   private openMessage(out: ResponsesEvent[]): OpenItem {
@@ -163,6 +186,9 @@ export class ResponsesStream {
     } else if (open.kind === 'message') {
       this.emit(out, 'response.output_text.done', { ...at, content_index: 0, text: open.text, logprobs: [] });
       this.emit(out, 'response.content_part.done', { ...at, content_index: 0, part: outputText(open.text) });
+    } else if (open.kind === 'custom_tool_call') {
+      this.inputDelta(open, open.reader!.end(), out);
+      this.emit(out, 'response.custom_tool_call_input.done', { ...at, input: open.text });
     } else {
       this.emit(out, 'response.function_call_arguments.done', { ...at, name: open.fn!.name, arguments: open.text });
     }
@@ -193,6 +219,7 @@ export class ResponsesStream {
   private snapshot(open: OpenItem, status: ItemStatus): OutputItem {
     if (open.kind === 'reasoning') return reasoningItem(open.id, open.text);
     if (open.kind === 'message') return messageItem(open.id, open.text, status);
+    if (open.kind === 'custom_tool_call') return customCallItem(open.id, open.callId!, open.fn!, open.text, status);
     return functionCallItem(open.id, open.callId!, open.fn!, open.text, status);
   }
 

@@ -6,7 +6,7 @@
 //   const { messages, params, dropped } = toChat(req, { hostedTools: 'drop', history });
 import type { ChatMessage } from '../../types';
 import { itemsToMessages } from './messages';
-import { chatToolChoice, chatTools, type HostedTools } from './tools';
+import { chatToolChoice, chatTools, offeredTools, type HostedTools } from './tools';
 import type { InputItem, ResponsesRequest } from './types';
 
 export interface ToChatOptions {
@@ -68,7 +68,7 @@ export function toChat(req: ResponsesRequest, options: ToChatOptions = {}): Chat
   }
   if (isSet(req.text?.verbosity)) dropped.add('text.verbosity');
 
-  const translated = chatTools(req.tools ?? [], options.hostedTools ?? 'drop', dropped);
+  const translated = chatTools(offeredTools(req, options.history), options.hostedTools ?? 'drop', dropped);
   const { toolChoice, tools } = chatToolChoice(req.tool_choice, translated, dropped);
   // A chat server refuses tool_choice without tools: with none left, the request goes without both.
   if (tools.length > 0) {

@@ -1,13 +1,18 @@
 // Tools and tool_choice for a chat backend. Function tools translate one to
-// one. A namespace groups function tools the client runs (the Codex CLI puts
-// each MCP server's tools in one); OpenAI's model calls them by name plus
-// namespace, so they become chat functions named "<namespace>__<name>" and
-// are named back on the way out. Every other tool runs on OpenAI's side
-// (web_search, file_search, code_interpreter, mcp, ...) or needs a grammar a
-// chat backend does not take (custom): it is dropped, or refused when the
-// route says so.
+// one; a custom (free-form) tool becomes a function with one string argument
+// (see custom-tools.ts). A namespace groups tools the client runs (the Codex
+// CLI puts each MCP server's tools in one); OpenAI's model calls them by name
+// plus namespace, so they become chat functions named "<namespace>__<name>"
+// and are named back on the way out. `functions` is the namespace of the
+// model's own tools: its calls come back without a namespace, so its tools
+// keep their bare names. Tools arrive in `tools` and in `additional_tools`
+// input items (the Codex CLI sends all of its own there), and all join the
+// chat request. Every other tool runs on OpenAI's side (web_search,
+// file_search, code_interpreter, mcp, ...): it is dropped, or refused when
+// the route says so.
 import { GatewayError } from '../../errors';
-import type { FunctionTool, NamespaceTool, Tool, ToolChoice } from './types';
+import { customParameters } from './custom-tools';
+import type { AdditionalToolsItem, CustomTool, FunctionTool, InputItem, NamespaceTool, ResponsesRequest, Tool, ToolChoice } from './types';
 
 export interface ChatTool {
   type: 'function';
@@ -17,22 +22,47 @@ export interface ChatTool {
 /** What a translated route does with a tool its chat backend cannot run. */
 export type HostedTools = 'drop' | 'refuse';
 
-/** The chat name of a namespace's function. Codex's MCP namespaces end in "__" ("mcp__docs__" + "search" reads as one name). */
+/** The namespace whose tools OpenAI's model calls by their bare name. */
+const DEFAULT_NAMESPACE = 'functions';
+
+/** The chat name of a namespace's tool. Codex's MCP namespaces end in "__" ("mcp__docs__" + "search" reads as one name). */
 export function chatToolName(namespace: string | null | undefined, name: string): string {
-  if (!namespace) return name;
+  if (!namespace || namespace === DEFAULT_NAMESPACE) return name;
   return namespace.endsWith('_') ? namespace + name : `${namespace}__${name}`;
 }
 
-export interface FunctionName { name: string; namespace?: string }
+/** A tool as the client named it; `custom` when its calls are free-form input. */
+export interface ToolName { name: string; namespace?: string; custom?: boolean }
 
-/** Chat name → name and namespace, for every function inside a namespace of the request's tools. */
-export function namespacedFunctions(tools: readonly Tool[] | null | undefined): Map<string, FunctionName> {
-  const names = new Map<string, FunctionName>();
-  for (const tool of tools ?? []) {
-    if (tool.type !== 'namespace') continue;
-    const namespace = (tool as NamespaceTool).name;
-    for (const inner of (tool as NamespaceTool).tools) {
-      if (inner.type === 'function') names.set(chatToolName(namespace, (inner as FunctionTool).name), { name: (inner as FunctionTool).name, namespace });
+/** A list of tools the request offers, and where it sits (for an error's param). */
+export interface ToolList { tools: readonly Tool[]; param: string }
+
+/** Every list of tools a request offers: `tools`, then the additional_tools items of its history and its input, in order. */
+export function offeredTools(req: ResponsesRequest, history: readonly InputItem[] = []): ToolList[] {
+  const lists: ToolList[] = req.tools ? [{ tools: req.tools, param: 'tools' }] : [];
+  const add = (items: readonly InputItem[], param: (i: number) => string) => items.forEach((item, i) => {
+    if (item.type === 'additional_tools' && Array.isArray(item.tools)) lists.push({ tools: (item as AdditionalToolsItem).tools, param: param(i) });
+  });
+  add(history, () => 'previous_response_id');
+  if (Array.isArray(req.input)) add(req.input, (i) => `input[${i}].tools`);
+  return lists;
+}
+
+/** Chat name → the tool's own name and namespace, for every tool a call to it must be named back or read back: namespaced or custom. */
+export function toolNames(lists: readonly ToolList[]): Map<string, ToolName> {
+  const names = new Map<string, ToolName>();
+  const add = (tool: Tool, namespace?: string) => {
+    if (tool.type !== 'function' && tool.type !== 'custom') return;
+    const name = (tool as FunctionTool | CustomTool).name;
+    const entry: ToolName = { name };
+    if (namespace && namespace !== DEFAULT_NAMESPACE) entry.namespace = namespace;
+    if (tool.type === 'custom') entry.custom = true;
+    if (entry.namespace || entry.custom) names.set(chatToolName(namespace, name), entry);
+  };
+  for (const { tools } of lists) {
+    for (const tool of tools) {
+      if (tool.type === 'namespace') for (const inner of (tool as NamespaceTool).tools) add(inner, (tool as NamespaceTool).name);
+      else add(tool);
     }
   }
   return names;
@@ -40,26 +70,26 @@ export function namespacedFunctions(tools: readonly Tool[] | null | undefined): 
 
 // OpenAI's tool types, so a dropped one is named by its type; any other is "other" (names feed a metric label).
 const TOOL_TYPES = new Set(['file_search', 'computer', 'computer_use_preview', 'web_search', 'web_search_preview', 'web_search_2025_08_26',
-  'web_search_preview_2025_03_11', 'mcp', 'code_interpreter', 'image_generation', 'local_shell', 'shell', 'custom', 'tool_search', 'apply_patch', 'programmatic_tool_calling']);
+  'web_search_preview_2025_03_11', 'mcp', 'code_interpreter', 'image_generation', 'local_shell', 'shell', 'tool_search', 'apply_patch', 'programmatic_tool_calling']);
 
 /** The chat tools for a request's tools; what no chat backend runs is named in `dropped`, or refused. */
-export function chatTools(tools: readonly Tool[], hosted: HostedTools, dropped: Set<string>): ChatTool[] {
+export function chatTools(lists: readonly ToolList[], hosted: HostedTools, dropped: Set<string>): ChatTool[] {
   const out: ChatTool[] = [];
   const unusable: { label: string; param: string }[] = [];
-  const skip = (tool: Tool, param: string) => {
+  const translate = (tool: Tool, param: string, namespace?: string) => {
+    if (tool.type === 'function' || tool.type === 'custom') {
+      out.push(chatFunction(tool as FunctionTool | CustomTool, namespace));
+      return;
+    }
     unusable.push({ label: tool.name ? `${tool.type} "${tool.name}"` : tool.type, param });
     dropped.add(`tools:${TOOL_TYPES.has(tool.type) ? tool.type : 'other'}`);
   };
-  tools.forEach((tool, i) => {
-    if (tool.type === 'function') out.push(chatFunction(tool as FunctionTool));
-    else if (tool.type !== 'namespace') skip(tool, `tools[${i}]`);
-    else {
-      (tool as NamespaceTool).tools.forEach((inner, j) => {
-        if (inner.type === 'function') out.push(chatFunction(inner as FunctionTool, (tool as NamespaceTool).name));
-        else skip(inner, `tools[${i}].tools[${j}]`);
-      });
-    }
-  });
+  for (const { tools, param } of lists) {
+    tools.forEach((tool, i) => {
+      if (tool.type !== 'namespace') translate(tool, `${param}[${i}]`);
+      else (tool as NamespaceTool).tools.forEach((inner, j) => translate(inner, `${param}[${i}].tools[${j}]`, (tool as NamespaceTool).name));
+    });
+  }
   if (hosted === 'refuse' && unusable.length > 0) {
     throw new GatewayError('invalid_request',
       `This model's backend cannot run the tools ${unusable.map((u) => u.label).join(', ')}: remove them from tools, or use a model served by a Responses API backend.`,
@@ -68,27 +98,33 @@ export function chatTools(tools: readonly Tool[], hosted: HostedTools, dropped: 
   return out;
 }
 
-function chatFunction(tool: FunctionTool, namespace?: string): ChatTool {
+function chatFunction(tool: FunctionTool | CustomTool, namespace?: string): ChatTool {
   const fn: ChatTool['function'] = { name: chatToolName(namespace, tool.name) };
   if (typeof tool.description === 'string') fn.description = tool.description;
-  if (tool.parameters) fn.parameters = tool.parameters;
-  if (typeof tool.strict === 'boolean') fn.strict = tool.strict;
+  if (tool.type === 'custom') fn.parameters = customParameters((tool as CustomTool).format);
+  else {
+    if ((tool as FunctionTool).parameters) fn.parameters = (tool as FunctionTool).parameters!;
+    if (typeof (tool as FunctionTool).strict === 'boolean') fn.strict = (tool as FunctionTool).strict!;
+  }
   return { type: 'function', function: fn };
 }
 
+const isCallable = (type: string): boolean => type === 'function' || type === 'custom';
+
 /**
- * tool_choice in chat's form, and the tools it leaves: allowed_tools becomes
- * its mode over the allowed functions only. A choice of a tool that did not
- * translate is dropped (the backend's default, auto, applies).
+ * tool_choice in chat's form, and the tools it leaves: a named function or
+ * custom tool becomes chat's named function; allowed_tools becomes its mode
+ * over the allowed tools only. A choice of a tool that did not translate is
+ * dropped (the backend's default, auto, applies).
  */
 export function chatToolChoice(choice: ToolChoice | null | undefined, tools: ChatTool[], dropped: Set<string>): { toolChoice?: unknown; tools: ChatTool[] } {
   if (choice === null || choice === undefined) return { tools };
   if (typeof choice === 'string') return { toolChoice: choice, tools };
-  if (choice.type === 'function' && 'name' in choice && tools.some((t) => t.function.name === choice.name)) {
+  if (isCallable(choice.type) && 'name' in choice && tools.some((t) => t.function.name === choice.name)) {
     return { toolChoice: { type: 'function', function: { name: choice.name } }, tools };
   }
   if (choice.type === 'allowed_tools' && 'mode' in choice) {
-    const allowed = new Set(choice.tools.filter((t) => t.type === 'function' && t.name).map((t) => chatToolName(t.namespace, t.name!)));
+    const allowed = new Set(choice.tools.filter((t) => isCallable(t.type) && t.name).map((t) => chatToolName(t.namespace, t.name!)));
     return { toolChoice: choice.mode, tools: tools.filter((t) => allowed.has(t.function.name)) };
   }
   dropped.add('tool_choice');

@@ -15,22 +15,27 @@ export type ContentPart = InputText | OutputText | RefusalPart | InputImage | { 
 export interface MessageItem { type?: 'message'; id?: string; role: Role; content: string | ContentPart[]; status?: string }
 export interface FunctionCallItem { type: 'function_call'; id?: string; call_id: string; name: string; arguments: string; namespace?: string | null; status?: string }
 export interface ToolOutputItem { type: 'function_call_output' | 'custom_tool_call_output'; id?: string | null; call_id: string; output: string | ContentPart[] }
-export interface CustomToolCallItem { type: 'custom_tool_call'; id?: string; call_id: string; name: string; input: string }
+export interface CustomToolCallItem { type: 'custom_tool_call'; id?: string; call_id: string; name: string; input: string; namespace?: string | null }
 export interface ReasoningItem { type: 'reasoning'; id?: string; summary?: { text: string }[]; content?: { text: string }[] | null; encrypted_content?: string | null }
 export interface LocalShellCallItem { type: 'local_shell_call'; id?: string | null; call_id?: string | null; action: Record<string, unknown> }
 export interface LocalShellOutputItem { type: 'local_shell_call_output'; id: string; output: string }
+/** Tools offered from this point of the conversation on (the Codex CLI sends its own this way). */
+export interface AdditionalToolsItem { type: 'additional_tools'; id?: string; role?: string; tools: Tool[] }
 /** Any other item (web_search_call, item_reference, mcp_call, ...), typed only by `type`. */
 export interface OtherItem { type?: string | null; id?: string | null; [field: string]: unknown }
-export type InputItem = MessageItem | FunctionCallItem | ToolOutputItem | CustomToolCallItem | ReasoningItem | LocalShellCallItem | LocalShellOutputItem | OtherItem;
+export type InputItem = MessageItem | FunctionCallItem | ToolOutputItem | CustomToolCallItem | ReasoningItem | LocalShellCallItem | LocalShellOutputItem | AdditionalToolsItem | OtherItem;
 
 export interface FunctionTool { type: 'function'; name: string; description?: string | null; parameters?: Record<string, unknown> | null; strict?: boolean | null }
+export type CustomToolFormat = { type: 'text' } | { type: 'grammar'; syntax?: string | null; definition: string } | { type: string; [field: string]: unknown };
+/** A free-form tool: the model writes its input as plain text, in the format's grammar when it has one. */
+export interface CustomTool { type: 'custom'; name: string; description?: string | null; format?: CustomToolFormat | null }
 export interface NamespaceTool { type: 'namespace'; name: string; description?: string | null; tools: Tool[] }
-/** Any other tool: hosted ones (web_search, file_search, code_interpreter, mcp, ...) and custom (free-form) tools. */
-export type Tool = FunctionTool | NamespaceTool | { type: string; name?: string; [field: string]: unknown };
+/** Any other tool: hosted ones (web_search, file_search, code_interpreter, mcp, ...). */
+export type Tool = FunctionTool | CustomTool | NamespaceTool | { type: string; name?: string; [field: string]: unknown };
 
 export type ToolChoice =
   | 'none' | 'auto' | 'required'
-  | { type: 'function'; name: string }
+  | { type: 'function' | 'custom'; name: string }
   | { type: 'allowed_tools'; mode: 'auto' | 'required'; tools: { type: string; name?: string; namespace?: string }[] }
   | { type: string };
 
@@ -74,8 +79,9 @@ export type ItemStatus = 'in_progress' | 'completed' | 'incomplete';
 export interface OutputTextPart { type: 'output_text'; annotations: unknown[]; logprobs: unknown[]; text: string }
 export interface OutputMessage { id: string; type: 'message'; status: ItemStatus; content: OutputTextPart[]; role: 'assistant' }
 export interface OutputFunctionCall { id: string; type: 'function_call'; status: ItemStatus; arguments: string; call_id: string; name: string; namespace?: string }
+export interface OutputCustomToolCall { id: string; type: 'custom_tool_call'; status: ItemStatus; call_id: string; name: string; input: string; namespace?: string }
 export interface OutputReasoning { id: string; type: 'reasoning'; summary: { type: 'summary_text'; text: string }[] }
-export type OutputItem = OutputMessage | OutputFunctionCall | OutputReasoning;
+export type OutputItem = OutputMessage | OutputFunctionCall | OutputCustomToolCall | OutputReasoning;
 
 export interface ResponsesUsage {
   input_tokens: number;
@@ -114,7 +120,9 @@ export interface ResponseMeta {
   /** The model id as the client sent it. */
   model: string;
   request: ResponsesRequest;
-  /** Makes item ids (`msg_…`, `fc_…`, `rs_…`); random by default. */
+  /** The stored items the request continues from (previous_response_id), as given to toChat: tools they offered are named back too. */
+  history?: readonly InputItem[];
+  /** Makes item ids (`msg_…`, `fc_…`, `ctc_…`, `rs_…`); random by default. */
   newId?: (prefix: string) => string;
   /** Milliseconds since the epoch, for completed_at; Date.now by default. */
   now?: () => number;
