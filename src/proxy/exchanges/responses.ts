@@ -66,7 +66,7 @@ export class ResponsesExchange implements Exchange {
   }
 
   meta(ctx: Context): ResponseMeta {
-    return { id: this.turn.id, createdAt: this.turn.createdAt, model: ctx.model ?? this.turn.request.model, request: this.turn.request };
+    return { id: this.turn.id, createdAt: this.turn.createdAt, model: ctx.model ?? this.turn.request.model, request: this.turn.request, history: this.turn.history };
   }
 
   /** A complete answer: kept when the request stores it (OpenAI's default). */
