@@ -33,7 +33,17 @@ export async function latencies(url: string, body: string, headers: Record<strin
 
 export interface StreamTiming { ok: boolean; firstEventMs: number; gapsMs: number[]; events: number }
 
-export function streamOnce(url: string, body: string, headers: Record<string, string>, agent = agent1): Promise<StreamTiming> {
+/**
+ * How a protocol's stream is read: the first event that counts (the first
+ * text: a chat chunk; a Responses `response.output_text.delta`; a Messages
+ * `text_delta`), and the event that says it is whole.
+ */
+export interface StreamMarks { first?: string; end: string }
+export const CHAT_MARKS: StreamMarks = { end: 'data: [DONE]' };
+export const RESPONSES_MARKS: StreamMarks = { first: '"type":"response.output_text.delta"', end: 'event: response.completed' };
+export const MESSAGES_MARKS: StreamMarks = { first: '"type":"text_delta"', end: 'event: message_stop' };
+
+export function streamOnce(url: string, body: string, headers: Record<string, string>, agent = agent1, marks: StreamMarks = CHAT_MARKS): Promise<StreamTiming> {
   return new Promise((resolve) => {
     const start = now();
     let last = 0;
@@ -51,10 +61,11 @@ export function streamOnce(url: string, body: string, headers: Record<string, st
         while ((i = buffer.indexOf('\n\n')) !== -1) {
           const event = buffer.slice(0, i);
           buffer = buffer.slice(i + 2);
+          if (first < 0 && marks.first !== undefined && !event.includes(marks.first)) continue;
           events++;
           if (first < 0) first = t - start; else gaps.push(t - last);
           last = t;
-          if (event === 'data: [DONE]') done = true;
+          if (event.startsWith(marks.end)) done = true;
         }
       });
       res.on('end', () => resolve({ ok: res.statusCode === 200 && done, firstEventMs: first, gapsMs: gaps, events }));

@@ -13,7 +13,7 @@ import { mkdirSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { concurrentStreams, latencies, percentile, streamOnce, type ConcurrencyResult } from './client';
+import { concurrentStreams, latencies, MESSAGES_MARKS, percentile, RESPONSES_MARKS, streamOnce, type ConcurrencyResult } from './client';
 import { cpuPerRequest, processTree, rssMb, treeCpuMicros } from './cpu';
 import { benchConfig, BENCH_KEY } from './config';
 import { cpuQuota, type CpuQuota } from './cgroup';
@@ -145,12 +145,25 @@ async function main(): Promise<void> {
   process.stderr.write('streaming...\n');
   const ttfe: Record<Name, number[]> = { direct: [], bare: [], gateway: [] };
   const gaps: Record<Name, number[]> = { direct: [], bare: [], gateway: [] };
+  // The agents' protocols through the gateway, translated for the same chat backend: their first text delta against the backend's first token.
+  const protocols = {
+    responses: { url: `http://127.0.0.1:${gateway.port}/v1/responses`, body: JSON.stringify({ model: 'bench-e20-g20', stream: true, input: 'Stream please.' }), marks: RESPONSES_MARKS },
+    messages: { url: `http://127.0.0.1:${gateway.port}/v1/messages`, body: JSON.stringify({ model: 'bench-e20-g20', stream: true, max_tokens: 64, messages: [{ role: 'user', content: 'Stream please.' }] }), marks: MESSAGES_MARKS },
+  };
+  const protocolTtfe: Record<keyof typeof protocols, number[]> = { responses: [], messages: [] };
+  const protocolGaps: Record<keyof typeof protocols, number[]> = { responses: [], messages: [] };
   for (let i = 0; i < (quick ? 3 : 15); i++) {
     for (const n of names) {
       const s = await streamOnce(targets[n], streamBody(20, 20), headers);
       if (!s.ok) throw new Error(`${n}: stream failed`);
       ttfe[n].push(s.firstEventMs);
       gaps[n].push(...s.gapsMs);
+    }
+    for (const [p, t] of Object.entries(protocols) as Array<[keyof typeof protocols, (typeof protocols)['responses']]>) {
+      const s = await streamOnce(t.url, t.body, headers, undefined, t.marks);
+      if (!s.ok) throw new Error(`${p}: stream failed`);
+      protocolTtfe[p].push(s.firstEventMs);
+      protocolGaps[p].push(...s.gapsMs);
     }
   }
 
@@ -183,6 +196,11 @@ async function main(): Promise<void> {
       gapMs: Object.fromEntries(names.map((n) => [n, { p50: round(percentile(gaps[n], 50)), p99: round(percentile(gaps[n], 99)) }])),
       addedFirstEventMs: { p50: added(ttfe, 50), p99: added(ttfe, 99) },
       addedGapMs: { p50: added(gaps, 50), p99: added(gaps, 99) },
+      // Each protocol's first text delta and gaps, against the backend's own chat stream (direct).
+      protocols: Object.fromEntries((Object.keys(protocols) as Array<keyof typeof protocols>).map((p) => [p, {
+        addedFirstDeltaMs: { p50: round(percentile(protocolTtfe[p], 50) - percentile(ttfe.direct, 50)), p99: round(percentile(protocolTtfe[p], 99) - percentile(ttfe.direct, 99)) },
+        addedGapMs: { p50: round(percentile(protocolGaps[p], 50) - percentile(gaps.direct, 50)), p99: round(percentile(protocolGaps[p], 99) - percentile(gaps.direct, 99)) },
+      }])),
     },
     concurrency: conc,
     rssMb: { idle: round(idleRss, 1), peak512: round(peakRss, 1), workers2Idle: round(workers2IdleRss, 1), workers2Loaded: round(workers2LoadedRss, 1) },
@@ -215,6 +233,8 @@ function formatTable(r: any, met: Record<string, boolean>): string {
     ['first event p99, ms', r.stream.firstEventMs.direct.p99, r.stream.firstEventMs.bare.p99, r.stream.firstEventMs.gateway.p99, r.stream.addedFirstEventMs.p99],
     ['event gap p50, ms (20 ms paced)', r.stream.gapMs.direct.p50, r.stream.gapMs.bare.p50, r.stream.gapMs.gateway.p50, r.stream.addedGapMs.p50],
     ['event gap p99, ms (20 ms paced)', r.stream.gapMs.direct.p99, r.stream.gapMs.bare.p99, r.stream.gapMs.gateway.p99, r.stream.addedGapMs.p99],
+    ...Object.entries(r.stream.protocols as Record<string, { addedFirstDeltaMs: { p50: number; p99: number }; addedGapMs: { p50: number; p99: number } }>).map(([p, s]) => [
+      `${p} (translated): added first text delta p50 / p99, gap p99, ms`, '', '', '', `${s.addedFirstDeltaMs.p50} / ${s.addedFirstDeltaMs.p99}, ${s.addedGapMs.p99}`]),
     ...[128, 512].map((n) => [`${n} streams: stalled/failed`, ...['direct', 'bare', 'gateway'].map((t) => `${r.concurrency[n][t].stalled}/${r.concurrency[n][t].failed}`), '']),
     ...[128, 512].map((n) => [`${n} streams: worst gap / first event, ms`, ...['direct', 'bare', 'gateway'].map((t) => `${r.concurrency[n][t].maxGapMs} / ${r.concurrency[n][t].maxFirstEventMs}`), '']),
     [`gateway at 1 / 2 workers, req/s (${typeof r.workers.coresPerWorker === 'number' ? `${r.workers.coresPerWorker} core each` : 'no quota'})`, '', '', `${r.workers.one.rps} / ${r.workers.two.rps}`, `${r.workers.twoOverOne} x 1 worker`],
