@@ -5,6 +5,7 @@ import { createLogger } from '../../src/log';
 import { startBackend, type Backend } from '../support/backends';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post, postSse } from '../support/http';
+import { until } from '../support/wait';
 
 describe('access log', () => {
   let backend: Backend;
@@ -28,8 +29,7 @@ describe('access log', () => {
   afterAll(async () => { await gw.close(); await backend.close(); });
 
   async function linesFor(count: number): Promise<any[]> {
-    const deadline = Date.now() + 3000;
-    while (requestLines().length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await until(() => requestLines().length >= count, `${count} access lines`, 3000);
     return requestLines();
   }
 

@@ -7,6 +7,7 @@ import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, call, post, postSse } from '../support/http';
 import { expectError } from '../support/errors';
 import { startFaultBackend } from '../support/fault-backend';
+import { until } from '../support/wait';
 
 describe('hostile backends', () => {
   let backend: HostileBackend;
@@ -96,7 +97,7 @@ describe('hostile backends', () => {
 
   it('bounds the wait for a free socket by timeoutMs', async () => {
     const holding = chat('pool-a');
-    await new Promise((r) => setTimeout(r, 50));
+    await until(() => (backend.seen.hold ?? 0) > 0, 'the first request holding the only socket');
     const started = Date.now();
     expectError(await chat('pool-b'), 504, 'upstream_timeout', null);
     expect(Date.now() - started).toBeLessThan(1000);

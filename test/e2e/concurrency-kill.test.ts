@@ -49,8 +49,12 @@ describe('a replica killed mid-stream', () => {
     await until(() => backend.seen.includes('killed:process'), 'the killed replica\'s stream at the backend');
     const waiting = streamChat(gw.url, key.key, { model: 'stream-a' }, 'killed:waiting');
     await until(async () => (await queued(gw)) === 1, 'the other replica\'s request in its queue');
-    // Twice the lease: without refreshes the slot would have expired and the waiter gone through.
-    await new Promise((r) => setTimeout(r, 2 * LEASE_MS));
+    // Past the lease's first expiry, refreshed since: without refreshes the slot would have expired and the waiter gone through.
+    const leaseKey = `${prefix}{key:killed}:inflight`;
+    const expiry = async (): Promise<number> => Number((await redis.zrange(leaseKey, 0, 0, 'WITHSCORES'))[1]);
+    const redisNow = async (): Promise<number> => { const [s, us] = await redis.time(); return Number(s) * 1000 + Math.floor(Number(us) / 1000); };
+    const firstExpiry = await expiry();
+    await until(async () => (await redisNow()) > firstExpiry + LEASE_MS / 3 && (await expiry()) > firstExpiry, 'the lease outliving its first expiry, refreshed', 3 * LEASE_MS);
     expect(backend.seen).not.toContain('killed:waiting');
     expect(await leases(redis, `${prefix}{key:killed}:inflight`)).toBe(1);
 

@@ -5,7 +5,8 @@ import { startFaultBackend, ok, status, type FaultBackend } from '../support/fau
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post, postSse, type JsonResponse } from '../support/http';
 import { expectError } from '../support/errors';
-import { freePort } from '../support/redis';
+import { freePort } from '../support/net';
+import { until } from '../support/wait';
 
 const alice = makeKey('alice');
 const open: Array<{ close(): Promise<void> }> = [];
@@ -31,6 +32,13 @@ async function fleet(members: FaultBackend[], upstream: Record<string, unknown> 
 
 const chat = (gw: TestGateway, extra: object = {}): Promise<JsonResponse> =>
   post(`${gw.url}/v1/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'hi' }], ...extra }, bearer(alice.key));
+
+/** Whether model m is in rotation on a backend's endpoint (sluice_upstream_model_up; 1 when it never left). */
+async function modelUp(gw: TestGateway, backend: FaultBackend): Promise<number> {
+  const gauge = gw.gateway.services.metrics!.getSingleMetric('sluice_upstream_model_up');
+  const values = gauge === undefined ? [] : (await gauge.get()).values;
+  return values.find((v) => v.labels.endpoint === backend.base && v.labels.model === 'm')?.value ?? 1;
+}
 
 /** The answer's text, and which backend wrote it. */
 const textOf = (res: JsonResponse): string => res.body.choices[0].message.content;
@@ -61,7 +69,7 @@ describe('a fleet under backend faults, before the answer starts', () => {
     expect(textOf(await chat(gw))).toContain('b-0');
     expect(textOf(await chat(gw))).toContain('b-0');
     expect(a.bodies.length).toBe(1);
-    await new Promise((r) => setTimeout(r, 1050));
+    await until(async () => (await modelUp(gw, a)) === 1, 'the model back in rotation on a', 3000);
     const answers = [await chat(gw), await chat(gw)].map(textOf).join(' ');
     expect(answers).toContain('a-0');
     expect(a.bodies.length).toBe(2);
@@ -271,11 +279,9 @@ describe('a primary that is down for a while, then recovers', () => {
     const primary = await startFaultBackend('p', port);
     open.push(primary);
     const started = Date.now();
-    let res = await chat(gw);
-    while (res.body.model !== 'm' && Date.now() - started < 3000) {
-      await new Promise((r) => setTimeout(r, 50));
-      res = await chat(gw);
-    }
+    let res: JsonResponse | undefined;
+    await until(async () => (res = await chat(gw)).body.model === 'm', 'the primary answering again', 3000);
+    res = res!;
     expect(res.body.model).toBe('m');
     expect(textOf(res)).toContain('p-0');
     expect(Date.now() - started).toBeLessThan(1000); // within a few probe intervals

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { startBackend, type Backend } from '../support/backends';
 import { startJsonServer } from '../support/json-server';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
-import { bearer, post, postSse } from '../support/http';
+import { bearer, post, postSse, type JsonResponse } from '../support/http';
 import { expectError } from '../support/errors';
 import { parseExposition, scrape } from '../support/metrics';
 import { until } from '../support/wait';
@@ -41,6 +41,12 @@ async function closedPort(): Promise<{ url: string; port: number }> {
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return { url: `http://127.0.0.1:${port}/v1`, port };
+}
+
+/** sluice_upstream_endpoint_up of the gateway's one endpoint. */
+async function endpointUp(gw: TestGateway): Promise<number | undefined> {
+  const gauge = gw.gateway.services.metrics!.getSingleMetric('sluice_upstream_endpoint_up');
+  return gauge === undefined ? undefined : (await gauge.get()).values[0]?.value;
 }
 
 describe('fleets', () => {
@@ -129,9 +135,10 @@ describe('fleets', () => {
     // The backend comes back on the same port; after the ejection, one trial brings the endpoint back.
     const revived = await serve((_req, res) => answer(res, 'back'), lone.port);
     try {
-      await new Promise((r) => setTimeout(r, 350));
-      const back = await chat('lone-a');
-      expect(back.status).toBe(200);
+      // Refused at once while ejected; the first request after the ejection is the trial that brings it back.
+      let back: JsonResponse | undefined;
+      await until(async () => (back = await chat('lone-a')).status === 200, 'the endpoint back after its ejection', 3000);
+      back = back!;
       expect(back.body.choices[0].message.content).toBe('back');
       expect((await chat('lone-a')).status).toBe(200);
     } finally {
@@ -195,11 +202,11 @@ describe('active health checks', () => {
     });
     const send = () => post(`${gw.url}/v1/chat/completions`, { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, bearer(alice.key));
     try {
-      await new Promise((r) => setTimeout(r, 350)); // two failed checks
+      await until(async () => (await endpointUp(gw)) === 0, 'two failed checks to eject it');
       expectError(await send(), 503, 'upstream_unavailable', null);
       expect(completions).toBe(0); // checks only, never a completion
       healthy = true;
-      await new Promise((r) => setTimeout(r, 250));
+      await until(async () => (await endpointUp(gw)) === 1, 'a passing check to bring it back');
       expect((await send()).status).toBe(200);
     } finally {
       await gw.close();

@@ -9,6 +9,7 @@ import { startBackend, type Backend } from '../support/backends';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, call, post, postSse } from '../support/http';
 import { counted, parseExposition, promtoolCheck, scrape, series, type Sample } from '../support/metrics';
+import { until } from '../support/wait';
 
 // Stands in for the rate-limit plugin, so this test depends on neither Redis nor its budgets.
 const denyByModel: PluginDefinition<Record<string, never>> = {
@@ -91,15 +92,11 @@ describe('metrics: counters and histograms after a mix of requests', () => {
 
     // Finish hooks run when the server side of each response closes; the
     // aborted stream's may land a moment after the client has moved on.
-    const deadline = Date.now() + 5000;
-    for (;;) {
-      const res = await scrape(gw.metrics!.url);
-      exposition = res.text;
+    await until(async () => {
+      exposition = (await scrape(gw.metrics!.url)).text;
       samples = parseExposition(exposition);
-      const finished = Object.values(series(samples, 'sluice_requests_total')).reduce((a, b) => a + b, 0);
-      if (finished === 18 || Date.now() > deadline) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+      return Object.values(series(samples, 'sluice_requests_total')).reduce((a, b) => a + b, 0) === 18;
+    }, 'all 18 requests counted', 5000);
   });
   afterAll(async () => { await gw.close(); await backend.close(); });
 

@@ -11,6 +11,7 @@ import { bearer, call, postChunked, rawRequest } from '../support/http';
 import { expectError } from '../support/errors';
 import { freePort } from '../support/process';
 import { parseExposition, scrape, series } from '../support/metrics';
+import { until } from '../support/wait';
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 
@@ -63,8 +64,7 @@ describe('pass-through routes', () => {
   /** The access-log line of a request, once its finish has run (it comes after the response closed). */
   async function accessLine(requestId: string): Promise<Record<string, any>> {
     const find = () => lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'request' && l.requestId === requestId);
-    const deadline = Date.now() + 3000;
-    while (find() === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await until(() => find() !== undefined, `the access line of ${requestId}`, 3000);
     return find();
   }
 

@@ -10,6 +10,7 @@ import { startBackend, type Backend } from '../support/backends';
 import { makeKey, startGateway } from '../support/gateway';
 import { bearer, post, postSse } from '../support/http';
 import { expectError } from '../support/errors';
+import { until } from '../support/wait';
 
 const plugin = (name: string, hooks: () => PluginHooks): PluginDefinition => ({ name, schema: z.object({}), create: hooks });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -41,9 +42,7 @@ describe('plugin lifecycle', () => {
         req.end(body);
         setTimeout(() => { req.destroy(); resolve(); }, 50);
       });
-      const deadline = Date.now() + 2000;
-      while (order.length < 4 && Date.now() < deadline) await sleep(10);
-      await sleep(50);
+      await until(() => order.length >= 4, 'both finish hooks', 2000);
       expect(order).toEqual(['slow.onRequest start', 'slow.onRequest end', 'slow.onFinish', 'later.onFinish']);
       expect(backend.requests.length).toBe(before);
     } finally {

@@ -1,7 +1,8 @@
 // The real gateway process, started as the image starts it: SIGHUP to the pid
 // its "listening" line reports reloads the config without a restart, SIGTERM
 // drains in-flight streams and exits 0.
-import { startBackend, type Backend } from '../support/backends';
+import { startBackend, streamsUnderWay, type Backend } from '../support/backends';
+import { until } from '../support/wait';
 import { makeKey } from '../support/gateway';
 import { bearer, call, post, postSse } from '../support/http';
 import { freePort, spawnGateway, type GatewayProcess } from '../support/process';
@@ -44,8 +45,9 @@ describe('SIGHUP reloads the config', () => {
   });
 
   it('applies a new key set to new requests while a stream started before finishes', async () => {
+    const since = backend.sentAt.length;
     const inFlight = postSse(`${gw.url}/v1/chat/completions`, chat('ok-long', true), bearer(oldKey.key));
-    await new Promise((r) => setTimeout(r, 300));
+    await until(() => streamsUnderWay(backend, since) === 1, 'the stream under way');
     const mark = gw.logs.length;
     gw.writeConfig(configYaml(backend, [newKey.entry], {}, metricsPort));
     process.kill(gw.pid, 'SIGHUP');
@@ -85,8 +87,9 @@ describe('SIGTERM drains', () => {
     const key = makeKey('k');
     const gw = await spawnGateway(configYaml(backend, [key.entry], { server: { drainSeconds: 10 } }));
     try {
+      const since = backend.sentAt.length;
       const inFlight = postSse(`${gw.url}/v1/chat/completions`, chat('ok-drain', true), bearer(key.key));
-      await new Promise((r) => setTimeout(r, 300));
+      await until(() => streamsUnderWay(backend, since) === 1, 'the stream under way');
       const signalled = Date.now();
       process.kill(gw.pid, 'SIGTERM');
       await gw.waitForLog('draining');
@@ -105,8 +108,9 @@ describe('SIGTERM drains', () => {
     const key = makeKey('k');
     const gw = await spawnGateway(configYaml(backend, [key.entry], { server: { drainSeconds: 1 } }));
     try {
+      const since = backend.sentAt.length;
       const inFlight = postSse(`${gw.url}/v1/chat/completions`, chat('ok-too-long', true), bearer(key.key));
-      await new Promise((r) => setTimeout(r, 300));
+      await until(() => streamsUnderWay(backend, since) === 1, 'the stream under way');
       process.kill(gw.pid, 'SIGTERM');
       const stream = await inFlight;
       const last = JSON.parse(stream.events.at(-1)!.data);

@@ -10,6 +10,7 @@ import { startBackend, type Backend } from '../support/backends';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post, type JsonResponse } from '../support/http';
 import { cleanupRedis, startRedisServer, type RedisProcess } from '../support/redis';
+import { until } from '../support/wait';
 
 jest.setTimeout(60_000);
 
@@ -22,13 +23,6 @@ function capture() {
   return { logger: pino({ level: 'info' }, stream), lines };
 }
 
-async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 interface Timed { res: JsonResponse; ms: number }
 

@@ -9,6 +9,7 @@ import { startBackend, type Backend } from '../support/backends';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post, type JsonResponse } from '../support/http';
 import { cleanupRedis, startRedisServer, type RedisProcess } from '../support/redis';
+import { until } from '../support/wait';
 
 jest.setTimeout(30_000);
 
@@ -107,8 +108,7 @@ describe('rate limits while Redis stalls', () => {
     await server.stop();
     expect((await send(gw, key.key)).body.error.reason).toBe('limiter_unavailable');
     await server.start();
-    const deadline = Date.now() + 5000;
-    while (clientOf(gw).status !== 'ready' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await until(() => clientOf(gw).status === 'ready', 'the connection to the fresh server', 5000);
     await drained(gw);
     // A fresh server: the whole budget, and not one request more.
     expect(await admittedUntilRefused(gw, key.key)).toBe(3);

@@ -4,6 +4,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import Redis from 'ioredis';
 import { startBackend, type Backend } from '../support/backends';
+import { until } from '../support/wait';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post, postSse, type JsonResponse } from '../support/http';
 import { deletePrefix, sharedRedisUrl, uniquePrefix } from '../support/redis';
@@ -15,14 +16,6 @@ function capture() {
   const lines: Array<Record<string, any>> = [];
   const stream = new Writable({ write(chunk, _enc, done) { for (const l of chunk.toString().split('\n')) if (l) lines.push(JSON.parse(l)); done(); } });
   return { logger: pino({ level: 'info' }, stream), lines };
-}
-
-async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 function expectRateLimited(res: JsonResponse): void {
@@ -215,7 +208,8 @@ describe('rate limits on a shared Redis', () => {
     const refused = first.find((r) => r.status === 429)!;
     expect(refused.headers['retry-after']).toBe('1');
     expect(refused.headers['x-ratelimit-reset-requests']).toBe('1s');
-    await new Promise((r) => setTimeout(r, 1100));
+    // The window ends when its count expires in Redis.
+    await until(async () => (await counter(`${prefix}{key:win}:requests`)) === 0, 'the request window to end', 3000);
     const later = await Promise.all([1, 2].map(() => post(`${gw.url}/v1/chat/completions`, chat(), bearer(key.key))));
     expect(later.map((r) => r.status)).toEqual([200, 200]);
 
@@ -224,7 +218,7 @@ describe('rate limits on a shared Redis', () => {
     const spent = await post(`${gw.url}/v1/chat/completions`, chat(), bearer(tok.key));
     expectRateLimited(spent);
     expect(Number(spent.headers['retry-after'])).toBeLessThanOrEqual(2);
-    await new Promise((r) => setTimeout(r, Number(spent.headers['retry-after']) * 1000 + 100));
+    await until(async () => (await counter(`${prefix}{key:wint}:tokens`)) === 0, 'the token window to end', 3000);
     expect((await post(`${gw.url}/v1/chat/completions`, chat(), bearer(tok.key))).status).toBe(200);
   });
 

@@ -88,7 +88,8 @@ describe('a client that stops reading a stream', () => {
     const gw = await gateway(backend.base);
     const client = pausedStream(gw.url, 'long');
     await until(() => backend.blocked > 0, 'the backend to be held back', 10_000);
-    await new Promise((r) => setTimeout(r, 700)); // more than twice idleMs with the client not reading
+    // The scenario: the client reads nothing for more than twice idleMs (a span of time, not an event to wait for).
+    await new Promise((r) => setTimeout(r, 700));
     client.resume();
     const got = events(await client.done);
     expect(got.at(-1)).toBe('[DONE]');

@@ -5,6 +5,7 @@ import type { Outcome, PluginDefinition, Usage } from '../../src/pipeline/contra
 import { startBackend, type Backend } from '../support/backends';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, postSse, type SseResponse } from '../support/http';
+import { until } from '../support/wait';
 
 interface Finished { model?: string; outcome: Outcome; usage?: Usage }
 const finished: Finished[] = [];
@@ -12,12 +13,6 @@ const recorder: PluginDefinition<Record<string, never>> = {
   name: 'recorder',
   schema: z.strictObject({}),
   create: () => ({ onFinish: (ctx, outcome) => void finished.push({ model: ctx.model, outcome, usage: ctx.usage }) }),
-};
-
-const waitFor = async (check: () => boolean, ms: number): Promise<boolean> => {
-  const until = Date.now() + ms;
-  while (!check() && Date.now() < until) await new Promise((r) => setTimeout(r, 2));
-  return check();
 };
 
 /** Checks the interface's framing and returns the parsed chunks (without [DONE]). */
@@ -81,7 +76,7 @@ describe.each(['openai', 'native'] as const)('streams, %s format', (format) => {
   it('reports usage and outcome to the finish hooks', async () => {
     finished.length = 0;
     await stream('v2', body('ok-usage'));
-    expect(await waitFor(() => finished.length === 1, 500)).toBe(true);
+    await until(() => finished.length === 1, 'finished.length === 1', 500);
     expect(finished[0]).toMatchObject({ model: 'ok-usage', outcome: { status: 200, reason: null, aborted: false }, usage: { total_tokens: 15, estimated: false } });
   });
 
@@ -97,7 +92,7 @@ describe.each(['openai', 'native'] as const)('streams, %s format', (format) => {
     expect(Object.keys(error)).toEqual(['error']);
     expect(error.error).toMatchObject({ reason: 'upstream_error', status: 502, message: expect.stringMatching(/.{10,}/) });
     expect(res.raw.endsWith(`data: ${data[2]}\n\n`)).toBe(true);
-    expect(await waitFor(() => finished.length === 1, 500)).toBe(true);
+    await until(() => finished.length === 1, 'finished.length === 1', 500);
     expect(finished[0].outcome).toMatchObject({ status: 502, reason: 'upstream_error', aborted: false });
   });
 
@@ -125,10 +120,10 @@ describe.each(['openai', 'native'] as const)('streams, %s format', (format) => {
       const res = await postSse(`${g.url}/v1/chat/completions`, body('ok-long'), bearer(alice.key), 2);
       const left = Date.now();
       expect(res.events).toHaveLength(2);
-      expect(await waitFor(() => slow.aborted === 1, 1000)).toBe(true);
+      await until(() => slow.aborted === 1, 'slow.aborted === 1', 1000);
       expect(Date.now() - left).toBeLessThan(150);
       expect(slow.sentAt[0].length).toBeLessThan(10);
-      expect(await waitFor(() => finished.length === 1, 500)).toBe(true);
+      await until(() => finished.length === 1, 'finished.length === 1', 500);
       expect(finished[0].outcome).toMatchObject({ status: 499, reason: 'client_closed', aborted: true });
     } finally {
       await g.close();
@@ -144,10 +139,10 @@ describe.each(['openai', 'native'] as const)('streams, %s format', (format) => {
       const req = request(`${g.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...bearer(alice.key) } });
       req.on('error', () => undefined);
       req.end(payload);
-      expect(await waitFor(() => slow.requests.length === 1, 1000)).toBe(true);
+      await until(() => slow.requests.length === 1, 'slow.requests.length === 1', 1000);
       const left = Date.now();
       req.destroy();
-      expect(await waitFor(() => slow.aborted === 1, 1000)).toBe(true);
+      await until(() => slow.aborted === 1, 'slow.aborted === 1', 1000);
       expect(Date.now() - left).toBeLessThan(150);
     } finally {
       await g.close();

@@ -7,6 +7,7 @@ import pino from 'pino';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post } from '../support/http';
 import { expectError } from '../support/errors';
+import { until } from '../support/wait';
 
 async function listen(onSocket: (s: import('node:net').Socket) => void): Promise<{ url: string; close(): void }> {
   const server = createTcpServer(onSocket);
@@ -52,8 +53,7 @@ describe('upstream failures in the log', () => {
     const res = await post(`${gw.url}/v1/chat/completions`, { model, messages: [{ role: 'user', content: 'hi' }] }, { ...bearer(alice.key), 'x-request-id': requestId });
     expectError(res, status, reason, null);
     expect(res.text).not.toMatch(/internal-|127\.0\.0\.1|no-such-host/);
-    const deadline = Date.now() + 2000;
-    while (!lines.some((l) => l.requestId === requestId && l.msg === 'request') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await until(() => lines.some((l) => l.requestId === requestId && l.msg === 'request'), 'the access line', 2000);
     const access = lines.find((l) => l.requestId === requestId && l.msg === 'request');
     expect(access).toMatchObject({ status, reason, upstream: `internal-${model}`, upstreamError: cause });
     const debug = lines.find((l) => l.requestId === requestId && l.msg === 'upstream attempt failed');

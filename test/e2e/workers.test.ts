@@ -4,7 +4,8 @@
 // reaches every worker (a broken file none), SIGTERM drains every worker, and
 // a worker that dies is replaced while its clients see an error, not a hang.
 // Which worker served a request: the pid on its access log line.
-import { startBackend, type Backend } from '../support/backends';
+import { startBackend, streamsUnderWay, type Backend } from '../support/backends';
+import { until } from '../support/wait';
 import { makeKey } from '../support/gateway';
 import { bearer, call, post, postSse, type JsonResponse, type SseResponse } from '../support/http';
 import { parseExposition, promtoolCheck, scrape, series } from '../support/metrics';
@@ -134,8 +135,9 @@ describe('two workers', () => {
     const key = makeKey('k');
     const gw = await spawnGateway(configYaml(backend, [key.entry], { drainSeconds: 10 }));
     try {
+      const since = backend.sentAt.length;
       const streams = Array.from({ length: 4 }, () => postSse(`${gw.url}/v1/chat/completions`, chat('ok-drain', true), bearer(key.key), undefined, FRESH));
-      await new Promise((r) => setTimeout(r, 300));
+      await until(() => streamsUnderWay(backend, since) === 4, 'the four streams under way');
       const mark = gw.logs.length;
       process.kill(gw.pid, 'SIGTERM');
       const draining = await gw.waitForLogs('draining', 2, mark);
@@ -154,8 +156,9 @@ describe('two workers', () => {
     const key = makeKey('k');
     const gw = await spawnGateway(configYaml(backend, [key.entry], { drainSeconds: 1 }));
     try {
+      const since = backend.sentAt.length;
       const streams = Array.from({ length: 4 }, () => postSse(`${gw.url}/v1/chat/completions`, chat('ok-long', true), bearer(key.key), undefined, FRESH));
-      await new Promise((r) => setTimeout(r, 300));
+      await until(() => streamsUnderWay(backend, since) === 4, 'the four streams under way');
       process.kill(gw.pid, 'SIGTERM');
       const results = await Promise.all(streams);
       for (const s of results) expect(JSON.parse(s.events.at(-1)!.data).error).toMatchObject({ reason: 'shutting_down', status: 503 });
@@ -185,10 +188,11 @@ describe('a worker that dies', () => {
       expect(before).toBe(8);
 
       const ends: number[] = [];
+      const since = backend.sentAt.length;
       const streams = Array.from({ length: 4 }, () => postSse(`${gw.url}/v1/chat/completions`, chat('ok-crash', true), bearer(key.key), undefined, FRESH)
         .catch((err: Error) => ({ status: 0, headers: {}, events: [], raw: err.message }))
         .then((s) => { ends.push(Date.now()); return s; }));
-      await new Promise((r) => setTimeout(r, 500));
+      await until(() => streamsUnderWay(backend, since) === 4, 'the four streams under way');
       const mark = gw.logs.length;
       const killedAt = Date.now();
       process.kill(victim, 'SIGKILL');

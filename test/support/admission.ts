@@ -11,13 +11,7 @@ export async function queued(gw: TestGateway): Promise<number> {
   return (await gauge.get()).values.reduce((sum, v) => sum + v.value, 0);
 }
 
-export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+export { until } from './wait';
 
 /** Leases in a lease set (expired ones included: with a long leaseMs, any left is a leak). */
 export const leases = (redis: Redis, key: string): Promise<number> => redis.zcard(key);

@@ -42,6 +42,9 @@ export interface Backend {
   close(): Promise<void>;
 }
 
+/** Streams this backend has begun sending (a first event out) since it had `since` streams: the event a test waits on before it acts mid-stream. */
+export const streamsUnderWay = (backend: Pick<Backend, 'sentAt'>, since = 0): number => backend.sentAt.slice(since).filter((s) => s.length > 0).length;
+
 const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa'];
 
 function send(res: ServerResponse, status: number, body: unknown, replies?: string[]): void {

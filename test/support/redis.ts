@@ -5,6 +5,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { freePort, ping } from './net';
+import { until } from './wait';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
@@ -47,14 +48,6 @@ export async function deletePrefix(url: string, prefix: string): Promise<void> {
 }
 
 
-async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 export interface RedisProcess {
   port: number;
@@ -100,7 +93,7 @@ export async function startRedisServer(port?: number, extra: string[] = []): Pro
     url: `redis://127.0.0.1:${chosen}`,
     async start() {
       child = launch(chosen, dir, extra);
-      await waitFor(() => ping(chosen), `redis-server on port ${chosen}`);
+      await until(() => ping(chosen), `redis-server on port ${chosen}`);
     },
     stop: () => kill(child),
     pause: () => void child?.kill('SIGSTOP'),
@@ -127,7 +120,7 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
   const nodes = servers.map((s) => `127.0.0.1:${s.port}`);
   const created = spawnSync('redis-cli', ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8', timeout: 30_000 });
   if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}\n${created.stderr}`);
-  await waitFor(async () => servers.every((s) => spawnSync('redis-cli', ['-p', String(s.port), 'cluster', 'info'], { encoding: 'utf8' }).stdout.includes('cluster_state:ok')), 'cluster_state:ok');
+  await until(async () => servers.every((s) => spawnSync('redis-cli', ['-p', String(s.port), 'cluster', 'info'], { encoding: 'utf8' }).stdout.includes('cluster_state:ok')), 'cluster_state:ok');
   return { nodes, servers };
 }
 

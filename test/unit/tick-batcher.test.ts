@@ -3,6 +3,7 @@
 // releases by hand, so what is in flight when is exact.
 import { LATER_MS, TickBatcher } from '../../src/cluster/tick-batcher';
 import type { WorkerLink } from '../../src';
+import { until } from '../support/wait';
 
 interface Sent { calls: number[]; answer(values: string[]): void; fail(err: Error): void }
 
@@ -84,7 +85,7 @@ describe('TickBatcher', () => {
     const batcher = new TickBatcher<number, string>(link, 'c', 1_000);
     const started = Date.now();
     const settled = batcher.send(7, true);
-    while (link.sent.length === 0 && Date.now() - started < 1_000) await new Promise((r) => setTimeout(r, 1));
+    await until(() => link.sent.length > 0, 'the later call to go', 1_000);
     expect(Date.now() - started).toBeGreaterThanOrEqual(LATER_MS - 1);
     expect(link.sent.map((s) => s.calls)).toEqual([[7]]);
     link.sent[0].answer(echo([7]));
