@@ -53,7 +53,8 @@ export function postChunked(url: string, chunks: string[], headers: Record<strin
   });
 }
 
-export interface SseEvent { data: string; at: number }
+/** One server-sent event: its data, its `event:` name when it has one (Responses, Messages), and when it arrived. */
+export interface SseEvent { data: string; event?: string; at: number }
 
 export interface SseResponse {
   status: number;
@@ -61,6 +62,8 @@ export interface SseResponse {
   events: SseEvent[];
   raw: string;
 }
+
+const EVENT_LINE = /^event: (.*)\n/;
 
 /** Streams a request; `abortAfter` closes the connection after that many events. */
 export function postSse(url: string, body: unknown, headers: Record<string, string> = {}, abortAfter?: number, fresh = false): Promise<SseResponse> {
@@ -78,7 +81,9 @@ export function postSse(url: string, body: unknown, headers: Record<string, stri
         while ((i = buffer.indexOf('\n\n')) !== -1) {
           const block = buffer.slice(0, i);
           buffer = buffer.slice(i + 2);
-          if (block.startsWith('data: ')) out.events.push({ data: block.slice(6), at });
+          const event = EVENT_LINE.exec(block);
+          const data = event === null ? block : block.slice(event[0].length);
+          if (data.startsWith('data: ')) out.events.push({ data: data.slice(6), ...(event !== null && { event: event[1] }), at });
         }
         if (abortAfter !== undefined && out.events.length >= abortAfter) { req.destroy(); resolve(out); }
       });

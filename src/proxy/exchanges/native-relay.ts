@@ -31,7 +31,12 @@ export interface NativeDialect {
 }
 
 /** What the client knows its answer by: the model it asked for, and (Responses) the id the gateway gave it. */
-export interface Names { model: string; id?: string }
+export interface Names {
+  model: string;
+  id?: string;
+  /** Fields the answer echoes from a request the gateway changed on the way (Responses: previous_response_id, store), as the client sent them. */
+  echo?: Readonly<Record<string, unknown>>;
+}
 
 export class NativeRelay implements StreamTransformer {
   done = false;
