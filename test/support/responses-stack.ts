@@ -2,7 +2,8 @@
 // backend, translated through chat completions (openai-backend.ts), one on a
 // backend that serves /v1/responses itself (responses-backend.ts); both answer
 // alike (openai-answers.ts), so a suite runs the same test on each route.
-// Two keys of two orgs, a content filter, and the gateway's own response store.
+// Keys of two orgs (two of org a), a content filter, and the gateway's own
+// response store.
 //   describe.each(RESPONSES_ROUTES)('… on a %s backend', (_kind, model) => { … })
 import { makeKey, startGateway, type TestGateway } from './gateway';
 import { startOpenAIBackend, type OpenAIBackend } from './openai-backend';
@@ -20,8 +21,9 @@ export interface ResponsesStack {
   gw: TestGateway;
   /** The gateway's OpenAI base URL, `<gateway>/v1`. */
   baseURL: string;
-  /** Keys of org a and org b. */
+  /** Two keys of org a, one of org b. */
   key: string;
+  sameOrgKey: string;
   otherOrgKey: string;
   /** The body the backend of `model` got last. */
   lastBody(model: string): any;
@@ -32,9 +34,10 @@ export async function startResponsesStack(config: Record<string, unknown> = {}):
   const chat = await startOpenAIBackend();
   const native = await startResponsesBackend();
   const a = makeKey('key-a', { org: 'a' });
+  const a2 = makeKey('key-a2', { org: 'a' });
   const b = makeKey('key-b', { org: 'b' });
   const gw = await startGateway({
-    keys: [a.entry, b.entry],
+    keys: [a.entry, a2.entry, b.entry],
     orgs: { a: {}, b: {} },
     upstreams: {
       chat: { url: chat.base, format: 'openai' },
@@ -45,7 +48,7 @@ export async function startResponsesStack(config: Record<string, unknown> = {}):
     ...config,
   }).catch(async (err) => { await chat.close(); await native.close(); throw err; });
   return {
-    chat, native, gw, baseURL: `${gw.url}/v1`, key: a.key, otherOrgKey: b.key,
+    chat, native, gw, baseURL: `${gw.url}/v1`, key: a.key, sameOrgKey: a2.key, otherOrgKey: b.key,
     lastBody: (model) => (model === NATIVE_MODEL ? native.last() : chat.last('/chat/completions').body),
     close: async () => { await gw.close(); await chat.close(); await native.close(); },
   };
