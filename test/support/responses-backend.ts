@@ -27,6 +27,8 @@ export interface ResponsesBackend {
   last(): any;
   /** Per streamed request: each frame's event type and when it left (Date.now()). */
   sent: Array<Array<{ type: string; at: number }>>;
+  /** Streams the gateway closed before they ended. */
+  aborted(): number;
   close(): Promise<void>;
 }
 
@@ -56,15 +58,18 @@ export async function startResponsesBackend(opts: { gapMs?: number } = {}): Prom
   const gapMs = opts.gapMs ?? 100;
   const sent: ResponsesBackend['sent'] = [];
   let answers = 0;
+  let aborted = 0;
   const stream = async (res: ServerResponse, model: string, frames: string[]): Promise<void> => {
     const times: Array<{ type: string; at: number }> = [];
     sent.push(times);
+    res.on('close', () => { if (!res.writableFinished) aborted++; });
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     const cutAt = model.startsWith('break-') || model.startsWith('hold-') ? 4 : frames.length;
     for (const frame of frames.slice(0, cutAt)) {
       if (res.destroyed) return;
       times.push({ type: /^event: (\S+)/.exec(frame)![1], at: Date.now() });
-      res.write(frame);
+      // Written out before the next, so a connection cut after them cuts nothing they carried.
+      await new Promise((resolve) => res.write(frame, resolve));
       if (model.startsWith('slow-')) await sleep(gapMs);
     }
     if (model.startsWith('break-')) return void res.socket?.destroy();
@@ -83,7 +88,7 @@ export async function startResponsesBackend(opts: { gapMs?: number } = {}): Prom
     res.end(text);
   });
   return {
-    url: server.url, base: server.base, requests: server.requests, sent,
+    url: server.url, base: server.base, requests: server.requests, sent, aborted: () => aborted,
     last: () => server.requests.at(-1)?.body,
     close: server.close,
   };
