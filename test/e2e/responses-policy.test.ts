@@ -99,7 +99,9 @@ describe('policy over the Responses API', () => {
       expect(types.slice(-2)).toEqual(['error', 'response.failed']);
       const [error, failed] = res.events.slice(-2).map((e) => JSON.parse(e.data));
       expect(error).toMatchObject({ type: 'error', code: expect.any(String), message: expect.any(String) });
-      expect(failed.response).toMatchObject({ status: 'failed', error: { code: error.code } });
+      // The response as it stood, failed: the one response.created announced.
+      const { response: started } = JSON.parse(res.events[0].data);
+      expect(failed.response).toMatchObject({ id: started.id, object: 'response', model: started.model, status: 'failed', error: { code: error.code } });
       expect(failed.sequence_number).toBe(error.sequence_number + 1);
       expect(res.raw).not.toContain('[DONE]');
     });

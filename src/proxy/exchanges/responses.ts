@@ -166,9 +166,10 @@ export const RESPONSES_DIALECT: NativeDialect = {
   },
   chars: (event) => (DELTAS.has(event.type as string) && typeof event.delta === 'string' ? event.delta.length : 0),
   ends: (event) => event.type === 'error',
-  failure(failure, last) {
+  failure(failure, last, _requestId, seen) {
     const seq = typeof last?.sequence_number === 'number' ? last.sequence_number + 1 : 0;
-    const response = isRecord(last?.response) ? last.response : {};
+    // The response as the backend last gave it (renamed on its way out), failed.
+    const response = (seen as ResponsesObserver).latest ?? {};
     const error = { code: failure.code, message: failure.message };
     return [
       { type: 'error', code: failure.code, message: failure.message, param: null, sequence_number: seq } as never,
