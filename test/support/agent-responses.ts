@@ -24,7 +24,7 @@ export function responsesView(body: any): TurnView {
   return { tools, toolResult: result === undefined ? undefined : contentText(result.output) };
 }
 
-const message = (id: string, text: string) => ({
+export const message = (id: string, text: string) => ({
   type: 'message', id, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }],
 });
 
@@ -66,12 +66,18 @@ export function responsesAnswer(body: any, step: ScriptStep, n: number): WireAns
   const output = step.kind === 'answer'
     ? [message(`msg_${n}`, step.text)]
     : [message(`msg_${n}`, step.preamble), callItem(step, n)];
+  return responseWire(body, output, n);
+}
+
+/** A completed response with these output items (message, function_call, custom_tool_call, …), as JSON and as its full event stream. */
+export function responseWire(body: any, output: any[], n: number): WireAnswer {
   const inputTokens = roughTokens(body.input);
   const outputTokens = roughTokens(output);
   const base = {
     id: `resp_${n}`, object: 'response', created_at: Math.floor(Date.now() / 1000), model: body.model,
     error: null, incomplete_details: null, instructions: body.instructions ?? null, parallel_tool_calls: body.parallel_tool_calls ?? true,
     tool_choice: body.tool_choice ?? 'auto', tools: body.tools ?? [], store: body.store ?? true, previous_response_id: body.previous_response_id ?? null,
+    text: body.text ?? { format: { type: 'text' } },
   };
   const usage = {
     input_tokens: inputTokens, input_tokens_details: { cached_tokens: 0 },

@@ -53,7 +53,8 @@ export function postChunked(url: string, chunks: string[], headers: Record<strin
   });
 }
 
-export interface SseEvent { data: string; at: number }
+/** One server-sent event: its data, its `event:` name when it has one (Responses, Messages), and when it arrived. */
+export interface SseEvent { data: string; event?: string; at: number }
 
 export interface SseResponse {
   status: number;
@@ -62,32 +63,71 @@ export interface SseResponse {
   raw: string;
 }
 
-/** Streams a request; `abortAfter` closes the connection after that many events. */
-export function postSse(url: string, body: unknown, headers: Record<string, string> = {}, abortAfter?: number, fresh = false): Promise<SseResponse> {
-  return new Promise((resolve, reject) => {
-    const payload = JSON.stringify(body);
-    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)), ...headers }, ...(fresh && { agent: false as const }) }, (res) => {
-      const out: SseResponse = { status: res.statusCode ?? 0, headers: res.headers, events: [], raw: '' };
-      let buffer = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        const at = Date.now();
-        out.raw += chunk;
-        buffer += chunk;
-        let i: number;
-        while ((i = buffer.indexOf('\n\n')) !== -1) {
-          const block = buffer.slice(0, i);
-          buffer = buffer.slice(i + 2);
-          if (block.startsWith('data: ')) out.events.push({ data: block.slice(6), at });
-        }
-        if (abortAfter !== undefined && out.events.length >= abortAfter) { req.destroy(); resolve(out); }
-      });
-      res.on('end', () => resolve(out));
-      res.on('error', () => resolve(out));
-    });
-    req.on('error', (err) => (abortAfter !== undefined ? undefined : reject(err)));
-    req.end(payload);
+const EVENT_LINE = /^event: (.*)\n/;
+
+/** A stream being read: its events so far, a wait for the first one of a name, and a close from the client's side. */
+export interface OpenSse {
+  /** Resolves with everything read once the stream ends, fails, or is closed. */
+  done: Promise<SseResponse>;
+  events: SseEvent[];
+  /** The first event named `event` (the `event:` line), as soon as it arrives; rejects if the stream ends without one. */
+  next(event: string): Promise<SseEvent>;
+  close(): void;
+}
+
+/** Streams a request and hands it back open; `abortAfter` closes the connection after that many events. */
+export function openSse(url: string, body: unknown, headers: Record<string, string> = {}, abortAfter?: number, fresh = false): OpenSse {
+  const out: SseResponse = { status: 0, headers: {}, events: [], raw: '' };
+  const waiting: Array<{ event: string; resolve(e: SseEvent): void; reject(err: Error): void }> = [];
+  let finish: (r: SseResponse) => void = () => undefined;
+  let fail: (err: Error) => void = () => undefined;
+  const done = new Promise<SseResponse>((resolve, reject) => { finish = resolve; fail = reject; });
+  void done.catch(() => undefined).then(() => {
+    for (const w of waiting.splice(0)) w.reject(new Error(`the stream ended without a ${w.event} event`));
   });
+  const payload = JSON.stringify(body);
+  const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)), ...headers }, ...(fresh && { agent: false as const }) }, (res) => {
+    out.status = res.statusCode ?? 0;
+    out.headers = res.headers;
+    let buffer = '';
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      const at = Date.now();
+      out.raw += chunk;
+      buffer += chunk;
+      let i: number;
+      while ((i = buffer.indexOf('\n\n')) !== -1) {
+        const block = buffer.slice(0, i);
+        buffer = buffer.slice(i + 2);
+        const event = EVENT_LINE.exec(block);
+        const data = event === null ? block : block.slice(event[0].length);
+        if (!data.startsWith('data: ')) continue;
+        const e: SseEvent = { data: data.slice(6), ...(event !== null && { event: event[1] }), at };
+        out.events.push(e);
+        for (const w of waiting.filter((x) => x.event === e.event)) { waiting.splice(waiting.indexOf(w), 1); w.resolve(e); }
+      }
+      if (abortAfter !== undefined && out.events.length >= abortAfter) { req.destroy(); finish(out); }
+    });
+    res.on('end', () => finish(out));
+    res.on('error', () => finish(out));
+    res.on('close', () => finish(out));
+  });
+  req.on('error', (err) => (abortAfter !== undefined ? finish(out) : fail(err)));
+  req.end(payload);
+  return {
+    done,
+    events: out.events,
+    next: (event) => {
+      const seen = out.events.find((e) => e.event === event);
+      return seen !== undefined ? Promise.resolve(seen) : new Promise((resolve, reject) => waiting.push({ event, resolve, reject }));
+    },
+    close: () => { req.destroy(); finish(out); },
+  };
+}
+
+/** Streams a request to its end; `abortAfter` closes the connection after that many events. */
+export function postSse(url: string, body: unknown, headers: Record<string, string> = {}, abortAfter?: number, fresh = false): Promise<SseResponse> {
+  return openSse(url, body, headers, abortAfter, fresh).done;
 }
 
 export const bearer = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` });

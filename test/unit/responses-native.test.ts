@@ -22,8 +22,9 @@ describe('ResponsesObserver', () => {
       { type: 'response.created', sequence_number: 0, response: { id: 'resp_1', usage: null } },
       { type: 'response.output_text.delta', sequence_number: 1, delta: 'hi' },
     ]) seen.observe(event);
-    expect(seen).toMatchObject({ done: false, usage: undefined, response: undefined });
+    expect(seen).toMatchObject({ done: false, usage: undefined, response: undefined, latest: { id: 'resp_1', usage: null } });
     seen.observe({ type, sequence_number: 2, response });
+    expect(seen.latest).toBe(response);
     expect(seen).toMatchObject({ done: true, response, usage: { input_tokens: 120, output_tokens: 30, cached_input_tokens: 64, reasoning_tokens: 10 } });
   });
 

@@ -29,11 +29,14 @@ export class ResponsesObserver {
   usage: ProtocolUsage | undefined;
   /** The response of the terminal event (completed, incomplete or failed), for storage. */
   response: Json | undefined;
+  /** The response as the latest event that carried one gave it (response.created, .in_progress, …): what a failure ends. */
+  latest: Json | undefined;
   /** Saw an event that ends the stream. */
   done = false;
 
   observe(event: object): void {
     const e = event as Json;
+    if (isObject(e.response)) this.latest = e.response;
     if (typeof e.type !== 'string' || !TERMINAL.has(e.type)) return;
     this.done = true;
     if (!isObject(e.response)) return;

@@ -26,12 +26,17 @@ export interface NativeDialect {
   chars(event: Record<string, unknown>): number;
   /** Whether the event ends the stream (besides what the observer counts as done: an error event). */
   ends(event: Record<string, unknown>): boolean;
-  /** The events that end a stream that failed after it started; `last` is the last event relayed. */
-  failure(failure: { type: string; code: string; message: string }, last: Record<string, unknown> | undefined, requestId: string): ProtocolEvent[];
+  /** The events that end a stream that failed after it started; `last` is the last event relayed, `seen` the observer that read them. */
+  failure(failure: { type: string; code: string; message: string }, last: Record<string, unknown> | undefined, requestId: string, seen: NativeObserver): ProtocolEvent[];
 }
 
 /** What the client knows its answer by: the model it asked for, and (Responses) the id the gateway gave it. */
-export interface Names { model: string; id?: string }
+export interface Names {
+  model: string;
+  id?: string;
+  /** Fields the answer echoes from a request the gateway changed on the way (Responses: previous_response_id, store), as the client sent them. */
+  echo?: Readonly<Record<string, unknown>>;
+}
 
 export class NativeRelay implements StreamTransformer {
   done = false;
@@ -61,7 +66,7 @@ export class NativeRelay implements StreamTransformer {
   }
 
   failure(err: GatewayError): string {
-    return frames(this.dialect.failure({ type: err.type ?? errorType(err.status), code: err.code, message: err.message }, this.last, this.ctx.id));
+    return frames(this.dialect.failure({ type: err.type ?? errorType(err.status), code: err.code, message: err.message }, this.last, this.ctx.id, this.observer));
   }
 
   private finish(): void {

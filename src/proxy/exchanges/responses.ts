@@ -60,9 +60,15 @@ export class ResponsesExchange implements Exchange {
     return upstream.apis.includes('responses') ? new NativeResponses(this) : new ResponsesThroughChat(this, upstream.format);
   }
 
-  /** The client's names for a native answer: its model id, and the gateway's response id when the gateway keeps the turn. */
+  /**
+   * The client's names for a native answer: its model id and, when the gateway keeps the turn, the gateway's
+   * response id and the fields the relay changed (the backend was sent store: false and no previous_response_id).
+   */
   names(ctx: Context): Names {
-    return { model: ctx.model ?? this.turn.request.model, id: this.keeper?.keeps === true ? this.turn.id : undefined };
+    const model = ctx.model ?? this.turn.request.model;
+    if (this.keeper?.keeps !== true) return { model };
+    const { previous_response_id, store } = this.turn.request;
+    return { model, id: this.turn.id, echo: { previous_response_id: previous_response_id ?? null, store: store ?? true } };
   }
 
   meta(ctx: Context): ResponseMeta {
@@ -146,18 +152,24 @@ const DELTAS = new Set(['response.output_text.delta', 'response.function_call_ar
 
 export const RESPONSES_DIALECT: NativeDialect = {
   observer: (): NativeObserver => new ResponsesObserver(),
-  rename(event, { model, id }) {
+  rename(event, { model, id, echo }) {
     const response = event.response;
-    if (!isRecord(response) || (response.model === model && (id === undefined || response.id === id))) return false;
-    response.model = model;
-    if (id !== undefined) response.id = id;
-    return true;
+    if (!isRecord(response)) return false;
+    let changed = false;
+    const set = (field: string, value: unknown) => {
+      if (response[field] !== value) { response[field] = value; changed = true; }
+    };
+    set('model', model);
+    if (id !== undefined) set('id', id);
+    if (echo !== undefined) for (const field in echo) set(field, echo[field]);
+    return changed;
   },
   chars: (event) => (DELTAS.has(event.type as string) && typeof event.delta === 'string' ? event.delta.length : 0),
   ends: (event) => event.type === 'error',
-  failure(failure, last) {
+  failure(failure, last, _requestId, seen) {
     const seq = typeof last?.sequence_number === 'number' ? last.sequence_number + 1 : 0;
-    const response = isRecord(last?.response) ? last.response : {};
+    // The response as the backend last gave it (renamed on its way out), failed.
+    const response = (seen as ResponsesObserver).latest ?? {};
     const error = { code: failure.code, message: failure.message };
     return [
       { type: 'error', code: failure.code, message: failure.message, param: null, sequence_number: seq } as never,
