@@ -42,7 +42,8 @@ class RunningTurn implements KeptTurn, RunningHandle {
     this.started = responseObject(exchange.meta(ctx), 'in_progress', { output: [] });
     turns.state.running.add(exchange.turn.id, this);
     this.save(this.started, []);
-    ctx.res.once('close', () => this.end({ ...this.started, status: 'failed' }));
+    // Closed without its end: failed (as the failure events said, when the stream got that far).
+    ctx.res.once('close', () => this.end(this.asItStands('failed')));
   }
 
   completed(response: ResponseObject): void {
@@ -51,7 +52,7 @@ class RunningTurn implements KeptTurn, RunningHandle {
 
   /** Another request asked to stop it: the backend is let go, the client gets the response as cancelled, and it is stored so. */
   cancel(): void {
-    const cancelled: ResponseObject = { ...this.started, status: 'cancelled' as ResponseObject['status'] };
+    const cancelled = this.asItStands('cancelled');
     if (!this.end(cancelled)) return;
     const { ctx } = this;
     ctx.forwarding.call?.abandon();
@@ -59,6 +60,13 @@ class RunningTurn implements KeptTurn, RunningHandle {
     // A stream ends with the event a Responses client knows as a last word, carrying the cancelled response.
     const seq = ctx.forwarding.stream?.lastSequence ?? 0;
     this.turns.reply.endStream(ctx, `event: response.incomplete\ndata: ${JSON.stringify({ type: 'response.incomplete', sequence_number: seq + 1, response: cancelled })}\n\n`);
+  }
+
+  /** The response with this status and its output so far (a translated stream's items, closed as incomplete). */
+  private asItStands(status: 'failed' | 'cancelled'): ResponseObject {
+    const partial = this.ctx.forwarding.stream?.partial?.();
+    if (status === 'failed' && partial?.response !== undefined) return partial.response as ResponseObject;
+    return { ...this.started, status: status as ResponseObject['status'], output: (partial?.output ?? []) as ResponseObject['output'] };
   }
 
   /** Its end, once; false when it had ended already. */

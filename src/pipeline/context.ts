@@ -81,7 +81,7 @@ export class Forwarding {
   /** A continuation under way: the prefix's tokens, the failure it stands in for, and how much was relayed when it began. */
   continuation?: { prefixTokens: number; cause: unknown; charsAtStart: number };
   /** The stream being relayed, set by the call: how a failure after the head ends it in the client's protocol. */
-  stream?: { failure?(err: GatewayError): string; readonly lastSequence?: number };
+  stream?: { failure?(err: GatewayError): string; readonly lastSequence?: number; partial?(): { response?: object; output?: readonly object[] } };
 }
 
 export class Context implements RequestContext {

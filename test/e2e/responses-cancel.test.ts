@@ -62,6 +62,8 @@ describe('cancelling a response', () => {
       expect(last.event).toBe('response.incomplete');
       const ended = JSON.parse(last.data);
       expect(ended.response).toMatchObject({ id, status: 'cancelled' });
+      // Translated, the answer is cancelled as it stands: the text streamed so far, its message incomplete.
+      if (running === 'stall-chat') expect(ended.response.output).toEqual([expect.objectContaining({ type: 'message', status: 'incomplete', content: [expect.objectContaining({ text: expect.stringMatching(/\S/) })] })]);
       expect(ended.sequence_number).toBe(JSON.parse(events.at(-2)!.data).sequence_number + 1);
       for (const gw of [one, other]) expect((await get(gw, id)).body).toMatchObject({ id, status: 'cancelled' });
       // The backend is let go.

@@ -95,6 +95,13 @@ export class ResponsesStream {
     return out;
   }
 
+  /** The output as it stands: the items closed so far, and the open ones as they are, incomplete (a cancelled turn's answer). */
+  outputSoFar(): OutputItem[] {
+    const output = [...this.output];
+    for (const open of this.openItems()) output[open.index] = this.snapshot(open, 'incomplete');
+    return output;
+  }
+
   /** After a failure mid-stream: an error event, then response.failed with what was produced so far (open items incomplete). */
   fail(error: { type: string; code: string; message: string }): ResponsesEvent[] {
     if (this.state === 'closed') return [];

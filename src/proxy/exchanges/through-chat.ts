@@ -21,6 +21,10 @@ export interface ChatStreamTranslator {
   fail(failure: { type: string; code: string; message: string }, requestId?: string): ProtocolEvent[];
   ping?(): ProtocolEvent[];
   readonly usage: ProtocolUsage | undefined;
+  /** The answer as it stands mid-stream (Responses: its output items). */
+  outputSoFar?(): readonly object[];
+  /** The final answer, once end() or fail() made it (Responses: the response object). */
+  readonly response?: object;
 }
 
 /** Events as server-sent events: each with its `event:` name. */
@@ -75,6 +79,10 @@ export class ThroughChat implements StreamTransformer {
 
   failure(err: GatewayError): string {
     return frames(this.translator.fail({ type: err.type ?? errorType(err.status), code: err.code, message: err.message }, this.ctx.id));
+  }
+
+  partial(): { response?: object; output?: readonly object[] } {
+    return { response: this.translator.response, output: this.translator.outputSoFar?.() };
   }
 
   ping(): string | undefined {

@@ -28,6 +28,8 @@ export interface StreamTransformer {
   ping?(): string | undefined;
   /** The sequence_number of the last event sent, in a protocol that numbers its events (Responses). */
   readonly lastSequence?: number;
+  /** What the answer is so far: its final object once ended or failed, else its output items as they stand (Responses, translated). */
+  partial?(): { response?: object; output?: readonly object[] };
 }
 
 /** A JSON answer as the client gets it, and the tokens it cost (reported, else estimated). */
