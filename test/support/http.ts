@@ -53,13 +53,23 @@ export function postChunked(url: string, chunks: string[], headers: Record<strin
   });
 }
 
-export interface SseEvent { data: string; at: number }
+/** `event`: the block's `event:` name, when it has one (Responses and Messages streams name theirs). */
+export interface SseEvent { data: string; at: number; event?: string }
 
 export interface SseResponse {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   events: SseEvent[];
   raw: string;
+}
+
+/** One event block: its data line, and its `event:` line when it has one; undefined for a comment or an empty block. */
+function sseEvent(block: string, at: number): SseEvent | undefined {
+  if (block.startsWith('data: ')) return { data: block.slice(6), at };
+  if (!block.startsWith('event: ')) return undefined;
+  const newline = block.indexOf('\n');
+  if (newline === -1 || !block.startsWith('data: ', newline + 1)) return undefined;
+  return { event: block.slice(7, newline), data: block.slice(newline + 7), at };
 }
 
 /** Streams a request; `abortAfter` closes the connection after that many events. */
@@ -78,7 +88,8 @@ export function postSse(url: string, body: unknown, headers: Record<string, stri
         while ((i = buffer.indexOf('\n\n')) !== -1) {
           const block = buffer.slice(0, i);
           buffer = buffer.slice(i + 2);
-          if (block.startsWith('data: ')) out.events.push({ data: block.slice(6), at });
+          const event = sseEvent(block, at);
+          if (event !== undefined) out.events.push(event);
         }
         if (abortAfter !== undefined && out.events.length >= abortAfter) { req.destroy(); resolve(out); }
       });
