@@ -72,8 +72,8 @@ function sseEvent(block: string, at: number): SseEvent | undefined {
   return { event: block.slice(7, newline), data: block.slice(newline + 7), at };
 }
 
-/** Streams a request; `abortAfter` closes the connection after that many events. */
-export function postSse(url: string, body: unknown, headers: Record<string, string> = {}, abortAfter?: number, fresh = false): Promise<SseResponse> {
+/** Streams a request; `abortAfter` closes the connection after that many events; `onEvent` sees each one as it arrives. */
+export function postSse(url: string, body: unknown, headers: Record<string, string> = {}, abortAfter?: number, fresh = false, onEvent?: (event: SseEvent) => void): Promise<SseResponse> {
   return new Promise((resolve, reject) => {
     const payload = JSON.stringify(body);
     const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)), ...headers }, ...(fresh && { agent: false as const }) }, (res) => {
@@ -89,7 +89,7 @@ export function postSse(url: string, body: unknown, headers: Record<string, stri
           const block = buffer.slice(0, i);
           buffer = buffer.slice(i + 2);
           const event = sseEvent(block, at);
-          if (event !== undefined) out.events.push(event);
+          if (event !== undefined) { out.events.push(event); onEvent?.(event); }
         }
         if (abortAfter !== undefined && out.events.length >= abortAfter) { req.destroy(); resolve(out); }
       });

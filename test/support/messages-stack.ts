@@ -11,6 +11,15 @@ import { AGENT_MODEL, startAgentBackend, type AgentBackend, type AgentBackendOpt
 import type { AgentScript } from './agent-script';
 import { makeKey, startGateway, type TestGateway } from './gateway';
 
+type GatewayOptions = NonNullable<Parameters<typeof startGateway>[1]>;
+
+export interface MessagesStackOptions {
+  /** More config (or made from the backend): keys and routes (tried first) are added to the stack's, upstreams merged, anything else set. */
+  config?: Record<string, any> | ((backend: AgentBackend) => Record<string, any>);
+  backend?: AgentBackendOptions;
+  gateway?: GatewayOptions;
+}
+
 export const TRANSLATED = 'qwen-agent';
 export const NATIVE = 'claude-agent';
 export const MODES = [['translated', TRANSLATED], ['native', NATIVE]] as const;
@@ -22,24 +31,27 @@ export interface MessagesStack {
   close(): Promise<void>;
 }
 
-/** `config`: more of the gateway's config (plugins, server), merged over the stack's. */
-export async function startMessagesStack(script: AgentScript, config: Record<string, unknown> = {}, options: AgentBackendOptions = {}): Promise<MessagesStack> {
-  const backend = await startAgentBackend(script, options);
+export async function startMessagesStack(script: AgentScript, options: MessagesStackOptions = {}): Promise<MessagesStack> {
+  const backend = await startAgentBackend(script, options.backend);
   const key = makeKey('agent-user');
+  const extra = typeof options.config === 'function' ? options.config(backend) : options.config;
+  const { keys = [], upstreams = {}, routes = [], ...config } = extra ?? {};
   let gw: TestGateway;
   try {
     gw = await startGateway({
-      keys: [key.entry],
+      ...config,
+      keys: [key.entry, ...keys],
       upstreams: {
         chat: { url: backend.base, format: 'openai' },
         messages: { url: backend.base, format: 'openai', apis: ['chat', 'messages'] },
+        ...upstreams,
       },
       routes: [
+        ...routes,
         { model: TRANSLATED, upstream: 'chat', upstreamModel: AGENT_MODEL },
         { model: NATIVE, upstream: 'messages', upstreamModel: AGENT_MODEL },
       ],
-      ...config,
-    });
+    }, options.gateway);
   } catch (err) {
     await backend.close();
     throw err;
