@@ -54,7 +54,8 @@ export function streamOnce(url: string, body: string, headers: Record<string, st
           events++;
           if (first < 0) first = t - start; else gaps.push(t - last);
           last = t;
-          if (event === 'data: [DONE]') done = true;
+          // Chat ends with [DONE]; a Messages stream with its message_stop event.
+          if (event === 'data: [DONE]' || event.startsWith('event: message_stop')) done = true;
         }
       });
       res.on('end', () => resolve({ ok: res.statusCode === 200 && done, firstEventMs: first, gapsMs: gaps, events }));
