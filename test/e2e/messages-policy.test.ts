@@ -8,7 +8,7 @@ import pino from 'pino';
 import { AGENT_MODEL } from '../support/agent-backend';
 import { PLAIN_ANSWER } from '../support/agent-script';
 import { makeKey } from '../support/gateway';
-import { bearer, post, type JsonResponse } from '../support/http';
+import { bearer, call, post, type JsonResponse } from '../support/http';
 import { parseExposition, scrape, series } from '../support/metrics';
 import { MODES, NATIVE, TRANSLATED, startMessagesStack, type MessagesStack } from '../support/messages-stack';
 import { freePort } from '../support/net';
@@ -87,6 +87,20 @@ describe('policy over the Messages API', () => {
       const res = await messages({ model: TRANSLATED }, headers as Record<string, string>);
       expectMessagesError(res, 401, 'authentication_error', 'unauthorized');
     });
+
+    it('tells a client without a key both ways to send it', async () => {
+      const res = await messages({ model: TRANSLATED }, {});
+      expect(res.body.error.message).toContain('x-api-key');
+      expect(res.body.error.message).toContain('Authorization: Bearer');
+    });
+  });
+
+  it('answers a wrong method or an unknown path under /v1/messages in Anthropic\'s shape too', async () => {
+    const get = await call('GET', `${stack.gw.url}/v1/messages`, undefined, { 'x-api-key': stack.key });
+    expectMessagesError(get, 405, 'invalid_request_error', 'method_not_allowed');
+    expect(get.headers.allow).toBe('POST');
+    const unknown = await post(`${stack.gw.url}/v1/messages/batches`, { requests: [] }, { 'x-api-key': stack.key });
+    expectMessagesError(unknown, 404, 'not_found_error', 'not_found');
   });
 
   describe.each(MODES)('content filter, %s backend', (_mode, model) => {
