@@ -11,7 +11,7 @@ import { runFinishHooks } from './pipeline/runner';
 import type { RequestContext } from './pipeline/contract';
 import type { Runtime } from './runtime';
 import { chatCompletions, imageGenerations, listModels, retrieveModel, type ApiRequest } from './api/handlers';
-import { apiKeyOf, authenticate, authorizationOf } from './auth/keys';
+import { apiKeyOf, authenticate, authorizationOf, MESSAGES_KEY_FORMS } from './auth/keys';
 import type { ClientProtocol } from './types';
 import { countMessageTokens, messages } from './api/messages';
 import { cancelRunningResponse, removeResponse, responseInputItems, responses, retrieveResponse } from './api/responses';
@@ -65,7 +65,8 @@ function begin(state: GatewayState, version: Version, endpoint: ContextEndpoint,
 function beginWithKey(state: GatewayState, version: Version, endpoint: ContextEndpoint, req: Request, res: Response, next: NextFunction, protocol: ClientProtocol = 'chat'): Context | undefined {
   const ctx = begin(state, version, endpoint, req, res, protocol);
   try {
-    ctx.principal = authenticate((req as ApiRequest).runtime.keys, protocol === 'messages' ? apiKeyOf(req) : authorizationOf(req));
+    const { keys } = (req as ApiRequest).runtime;
+    ctx.principal = protocol === 'messages' ? authenticate(keys, apiKeyOf(req), MESSAGES_KEY_FORMS) : authenticate(keys, authorizationOf(req));
   } catch (err) {
     next(err);
     return undefined;

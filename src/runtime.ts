@@ -137,7 +137,7 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
   for (const [name, upstream] of Object.entries(config.upstreams)) {
     const url = upstream.format === 'demo' ? (await demoBackendFor(upstream.url)).url : upstream.url;
     const members = upstream.endpoints ?? [{ url: url!, weight: 1 }];
-    const setup = { members, clientStallMs: config.server.clientStallMs, modelLabel };
+    const setup = { members, clientStallMs: config.server.clientStallMs, streamPingMs: config.server.streamPingMs, modelLabel };
     upstreams.set(name, createUpstream(name, { ...upstream, format: upstream.format === 'demo' ? 'native' : upstream.format, ...setup }, pipeline, reply, fleet, engines));
   }
   const passthroughProxies = new Map<string, PassthroughProxy>();

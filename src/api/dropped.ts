@@ -12,8 +12,12 @@ import type { RequestContext } from '../pipeline/contract';
 const HEADER_NAMES = 32;
 const HEADER_CHARS = 1024;
 
-/** Names a protocol defines, counted by name; anything else is "other". */
-const KNOWN = /^(tools:(web_search|web_search_preview|file_search|code_interpreter|mcp|image_generation|computer_use_preview|custom|local_shell|shell|apply_patch|namespace|other|[a-z_]+_20\d{6})|input:[a-z_]+|content:[a-z_]+|include|truncation|prompt_cache_key|safety_identifier|client_metadata|background|top_logprobs|max_tool_calls|text\.verbosity|conversation|prompt|reasoning\.summary|service_tier|store|cache_control|thinking|redacted_thinking|context_management|container|mcp_servers|assistant_prefill|documents|output_config(\.[a-z_]+)?|metadata(\.[a-z_]+)?)$/;
+/**
+ * Names a protocol defines, counted by name; anything else is "other". A part
+ * a client names itself (a metadata key, a block or tool field it made up) is
+ * never matched by a pattern here, or each new one would be a new series.
+ */
+const KNOWN = /^(tools:(web_search|web_search_preview|file_search|code_interpreter|mcp|image_generation|computer_use_preview|custom|local_shell|shell|apply_patch|namespace|other|[a-z_]+_20\d{6})|input:[a-z_]+|content:[a-z_]+|include|truncation|prompt_cache_key|safety_identifier|client_metadata|background|top_logprobs|max_tool_calls|text\.verbosity|conversation|prompt|reasoning\.summary|service_tier|store|cache_control|thinking|thinking\.display|redacted_thinking|context_management|container|mcp_servers|assistant_prefill|documents|output_config\.(effort|format)|content\.(thinking|redacted_thinking|document|search_result|image\.file)|tools\.(defer_loading|input_examples))$/;
 
 export interface DroppedReporter {
   report(ctx: RequestContext, dropped: readonly string[]): void;

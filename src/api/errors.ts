@@ -26,6 +26,10 @@ export function sendError(res: ServerResponse, error: GatewayError, protocol: Cl
   sendJson(res, status, messagesErrorBody(error.status, error.reason, error.message, { requestId, param: error.param ?? undefined }), headers);
 }
 
+/** The protocol of a request that never got a context (a 404 or 405 under /v1/messages): its path says, so Anthropic's clients read their own error shape. */
+const MESSAGES_PATH = /^\/v1\/messages(?:[/?]|$)/;
+const protocolOfPath = (url: string | undefined): ClientProtocol => (MESSAGES_PATH.test(url ?? '') ? 'messages' : 'chat');
+
 export function errorMiddleware(logger: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
     const error = toGatewayError(err);
@@ -41,6 +45,8 @@ export function errorMiddleware(logger: Logger) {
     if (error.reason === 'client_closed' || ctx?.closed) return;
     if (res.headersSent) return void res.destroy();
     if (ctx) runHeadHooks((req as ApiRequest).runtime.pipeline, ctx, { status: error.status, stream: false }, logger);
-    sendError(res, error, ctx?.protocol, ctx?.id);
+    const protocol = ctx?.protocol ?? protocolOfPath(req.url);
+    if (ctx === undefined && protocol === 'messages') res.setHeader('request-id', requestId!);
+    sendError(res, error, protocol, requestId);
   };
 }

@@ -54,14 +54,17 @@ export function apiKeyOf(req: Pick<IncomingMessage, 'headers' | 'rawHeaders'>): 
   return typeof key === 'string' && key !== '' ? `Bearer ${key}` : undefined;
 }
 
-/** Resolves the Authorization header to a principal, or throws 401. */
-export function authenticate(index: KeyIndex, header: string | undefined): Principal {
+/** How a Messages API client may send its key, for the message of a 401. */
+export const MESSAGES_KEY_FORMS = '"x-api-key: <key>" or "Authorization: Bearer <key>"';
+
+/** Resolves the Authorization header to a principal, or throws 401; `forms` says how the key may be sent. */
+export function authenticate(index: KeyIndex, header: string | undefined, forms = '"Authorization: Bearer <key>"'): Principal {
   if (header === undefined || header === '') {
-    throw new GatewayError('unauthorized', 'Missing API key. Send it as "Authorization: Bearer <key>".');
+    throw new GatewayError('unauthorized', `Missing API key. Send it as ${forms}.`);
   }
   const match = BEARER.exec(header);
   if (match === null) {
-    throw new GatewayError('unauthorized', 'Malformed Authorization header. Use the form "Authorization: Bearer <key>".');
+    throw new GatewayError('unauthorized', `Malformed API key header. Use the form ${forms}.`);
   }
   const principal = index.get(hashKey(match[1]));
   if (principal === undefined) {

@@ -40,6 +40,8 @@ const serverSchema = z.strictObject({
   requestTimeoutMs: intLike(1_000, 3_600_000).default(30_000),
   /** A client that leaves a stream unread this long is ended; meanwhile the backend waits, and no backend timer runs. */
   clientStallMs: intLike(100, 3_600_000).default(60_000),
+  /** A Messages stream whose backend has been silent this long gets a `ping` event, as Anthropic's API sends one. */
+  streamPingMs: intLike(100, 3_600_000).default(10_000),
   metrics: z.strictObject({
     host: z.string().min(1).default('127.0.0.1'),
     port: intLike(0, 65535).default(9464),

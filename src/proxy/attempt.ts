@@ -16,6 +16,8 @@ export interface CallSettings {
   maxEventBytes: number;
   /** How long a client may leave a stream unread (server.clientStallMs). */
   clientStallMs: number;
+  /** Silence after which a stream whose protocol has a keep-alive event sends one (server.streamPingMs). */
+  streamPingMs: number;
 }
 
 /**

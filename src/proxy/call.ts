@@ -233,7 +233,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
       resume: () => this.resume(),
       fail: (err) => this.failStream(err),
       end: (tail) => this.reply.endStream(ctx, tail),
-    }, settings.upstream, settings.maxEventBytes);
+    }, settings.upstream, settings.maxEventBytes, settings.streamPingMs);
   }
 
   /** The client is not reading: the backend waits, its silence timer stops, and the client's own starts. */

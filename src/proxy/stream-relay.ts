@@ -22,9 +22,6 @@ export interface RelaySource {
   end(tail: string): void;
 }
 
-/** How long a stream may go without an event before a transformer with a ping sends one. */
-export const PING_MS = 10_000;
-
 export class StreamRelay {
   private readonly decoder = new StringDecoder('utf8');
   private readonly parser: SseParser;
@@ -37,7 +34,7 @@ export class StreamRelay {
   /** Waiting for the client's side to drain. */
   private draining = false;
   private readonly emit: Emit;
-  /** While the backend is silent after the head, the transformer's ping every PING_MS (Messages streams). */
+  /** While the backend is silent after the head, the transformer's ping every pingMs (Messages streams). */
   private pinger?: NodeJS.Timeout;
   private wrote = false;
 
@@ -48,6 +45,8 @@ export class StreamRelay {
     private readonly source: RelaySource,
     upstream: string,
     maxEventBytes: number,
+    /** How long the backend may be silent before a transformer with a ping sends one (server.streamPingMs). */
+    private readonly pingMs: number,
   ) {
     const emit = this.emit = (payload: string, event?: string): void => {
       if (payload === '[DONE]') {
@@ -86,14 +85,14 @@ export class StreamRelay {
     if (this.transformer.ping !== undefined) this.startPings();
   }
 
-  /** A ping after every PING_MS without an event; stops with the response. */
+  /** A ping after every pingMs without an event; stops with the response. */
   private startPings(): void {
     const res = this.ctx.res;
     this.pinger = setInterval(() => {
       if (this.wrote || this.ctx.forwarding.settled || res.destroyed) { this.wrote = false; return; }
       const ping = this.transformer.ping!();
       if (ping !== undefined) res.write(ping);
-    }, PING_MS);
+    }, this.pingMs);
     this.pinger.unref();
     res.once('close', () => clearInterval(this.pinger));
   }

@@ -39,10 +39,11 @@ export interface Upstream {
 /** Idle keep-alive connections are closed before a typical server's own idle timeout (Node's is 5 s). */
 export const KEEP_ALIVE_MS = 4_000;
 
-/** What an upstream takes from beyond its own config: its endpoints, the server's client stall bound, and model labels. */
+/** What an upstream takes from beyond its own config: its endpoints, the server's stream settings, and model labels. */
 export interface UpstreamSetup {
   members: ReadonlyArray<{ url: string; weight: number }>;
   clientStallMs: number;
+  streamPingMs: number;
   /** The metrics label of a model name sent upstream (bounded by the config). */
   modelLabel: (model: string) => string;
 }
@@ -76,7 +77,7 @@ export function createUpstream(name: string, config: UpstreamConfig & UpstreamSe
     call: {
       upstream: name, format, timeoutMs: config.timeoutMs, maxAnswerBytes: config.maxAnswerBytes, maxEventBytes: config.maxEventBytes,
       firstByteMs: t.firstByteMs ?? config.timeoutMs, firstEventMs: t.firstEventMs ?? config.timeoutMs, idleMs: t.idleMs ?? config.timeoutMs,
-      clientStallMs: config.clientStallMs,
+      clientStallMs: config.clientStallMs, streamPingMs: config.streamPingMs,
     },
     retry: { ...config.retry, deadlineMs: config.retry.deadlineMs ?? config.timeoutMs },
   });

@@ -1,7 +1,8 @@
 // A scripted model backend on loopback (node:http, port 0) for running real
 // agent clients (Codex, Claude Code) against: it plays the two-turn script of
 // agent-script.ts in three wire protocols, JSON or streamed as the request
-// asks, and records every request (path, headers, body):
+// asks (a stream's frames `paceMs` apart when that is set, each one's send
+// time recorded), and records every request (path, headers, body):
 //   POST /v1/responses                 OpenAI Responses (Codex's wire_api = "responses")
 //   POST /v1/messages                  Anthropic Messages (Claude Code adds ?beta=true)
 //   POST /v1/messages/count_tokens     a rough count
@@ -10,6 +11,7 @@
 // Usage:
 //   const backend = await startAgentBackend({ command: 'echo ok > marker.txt', readPath: '/tmp/x/secret.txt' });
 //   runCodexExec({ baseUrl: backend.base, … }); runClaudePrint({ baseUrl: backend.url, … })
+//   const paced = await startAgentBackend({ command: 'true', thinking: 'Hmm.' }, { paceMs: 50 });
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { chatAnswer, chatView } from './agent-chat';
 import { messagesAnswer, messagesView } from './agent-messages';
@@ -23,9 +25,18 @@ export interface AgentBackend {
   /** The url with /v1: Codex's provider base_url. */
   base: string;
   requests: RecordedRequest[];
+  /** Each streamed answer's frames with the time (Date.now()) each was written, in order. */
+  streams: SentFrame[][];
   /** The requests to one path (query string ignored), in order. */
   to(path: string): RecordedRequest[];
   close(): Promise<void>;
+}
+
+export interface SentFrame { at: number; frame: string }
+
+export interface AgentBackendOptions {
+  /** Milliseconds between a stream's frames; 0 (default): the whole stream in one write. */
+  paceMs?: number;
 }
 
 interface Protocol {
@@ -59,8 +70,28 @@ function error(res: ServerResponse, status: number, message: string): void {
   sendJson(res, status, { type: 'error', error: { type: status === 404 ? 'not_found_error' : 'invalid_request_error', message } });
 }
 
-export async function startAgentBackend(script: AgentScript): Promise<AgentBackend> {
+/** Writes a stream's frames, `paceMs` apart, recording when each left; stops if the client goes. */
+function writeFrames(res: ServerResponse, frames: string[], paceMs: number, sent: SentFrame[]): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+  if (paceMs === 0) {
+    const at = Date.now();
+    for (const frame of frames) sent.push({ at, frame });
+    return void res.end(frames.join(''));
+  }
+  let i = 0;
+  const next = (): void => {
+    if (res.destroyed) return;
+    sent.push({ at: Date.now(), frame: frames[i] });
+    res.write(frames[i++]);
+    if (i < frames.length) setTimeout(next, paceMs);
+    else res.end();
+  };
+  next();
+}
+
+export async function startAgentBackend(script: AgentScript, options: AgentBackendOptions = {}): Promise<AgentBackend> {
   let answers = 0;
+  const streams: SentFrame[][] = [];
   const handle = (req: IncomingMessage, res: ServerResponse, body: any): void => {
     const path = (req.url ?? '').split('?')[0];
     if (req.method === 'GET' && path === '/v1/models') return sendJson(res, 200, models(req));
@@ -71,14 +102,16 @@ export async function startAgentBackend(script: AgentScript): Promise<AgentBacke
     if (protocol === undefined) return error(res, 404, `no route for POST ${path}`);
     const answer = protocol.answer(body, nextStep(script, protocol.view(body)), ++answers);
     if (body.stream !== true) return sendJson(res, 200, answer.json);
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-    res.end(answer.frames.join(''));
+    const sent: SentFrame[] = [];
+    streams.push(sent);
+    writeFrames(res, answer.frames, options.paceMs ?? 0, sent);
   };
   const server = await startRecordingServer(handle);
   return {
     url: server.url,
     base: server.base,
     requests: server.requests,
+    streams,
     to: (path) => server.requests.filter((r) => r.url.split('?')[0] === path),
     close: server.close,
   };

@@ -3,8 +3,9 @@
 // for Codex's code mode, as chat's own custom tools or as the function with
 // one `input` string a translated Responses request turns them into) and
 // whether it carries a tool result, and the answer
-// as a JSON completion or as chunks with `tool_calls` deltas, usage when
-// stream_options asks for it, and [DONE].
+// as a JSON completion or as chunks with `reasoning_content` (when thinking
+// is asked for), `tool_calls` deltas, usage when stream_options asks for it,
+// and [DONE].
 import { contentText, pieces, roughTokens, sseFrame, type ScriptStep, type TurnView, type WireAnswer } from './agent-script';
 
 /** A function that stands for a free-form tool: its one parameter is the `input` string. */
@@ -20,7 +21,7 @@ export function chatView(body: any): TurnView {
     return [];
   });
   const result = (Array.isArray(body.messages) ? body.messages : []).filter((m: any) => m?.role === 'tool').at(-1);
-  return { tools, toolResult: result === undefined ? undefined : contentText(result.content) };
+  return { tools, toolResult: result === undefined ? undefined : contentText(result.content), thinking: body.chat_template_kwargs?.enable_thinking === true };
 }
 
 function toolCall(body: any, step: Extract<ScriptStep, { kind: 'call' }>, n: number): any {
@@ -46,15 +47,16 @@ export function chatAnswer(body: any, step: ScriptStep, n: number): WireAnswer {
   const call = step.kind === 'call' ? toolCall(body, step, n) : undefined;
   const finish = call === undefined ? 'stop' : 'tool_calls';
   const promptTokens = roughTokens(body.messages);
-  const completionTokens = roughTokens([text, call]);
+  const completionTokens = roughTokens([step.thinking, text, call]);
   const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
   const head = { id: `chatcmpl-agent-${n}`, created: Math.floor(Date.now() / 1000), model: body.model };
-  const message = { role: 'assistant', content: text, refusal: null, ...(call === undefined ? {} : { tool_calls: [call] }) };
+  const message = { role: 'assistant', content: text, refusal: null, ...(step.thinking === undefined ? {} : { reasoning_content: step.thinking }), ...(call === undefined ? {} : { tool_calls: [call] }) };
   const json = { ...head, object: 'chat.completion', choices: [{ index: 0, message, logprobs: null, finish_reason: finish }], usage };
   const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
     sseFrame({ ...head, object: 'chat.completion.chunk', choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] });
   const frames = [
     chunk({ role: 'assistant', content: '' }),
+    ...(step.thinking === undefined ? [] : pieces(step.thinking).map((reasoning_content) => chunk({ reasoning_content }))),
     ...pieces(text).map((content) => chunk({ content })),
     ...(call === undefined ? [] : toolCallDeltas(call).map((delta) => chunk({ tool_calls: [delta] }))),
     chunk({}, finish),

@@ -4,13 +4,16 @@
 // running `command`); once a result is back, answer with text that quotes
 // it, so a test proves the tool ran and its output reached the model.
 // A request that offers no tool we know (a title or quota call) gets a
-// short plain answer.
+// short plain answer. With `thinking` in the script, a request that turns
+// thinking on gets it as the answer's reasoning first.
 
 export interface AgentScript {
   /** The shell command asked for when the client offers a shell tool. */
   command: string;
   /** The absolute path the Read tool is asked to read, when it is offered. */
   readPath?: string;
+  /** The reasoning an answer starts with when the request turns thinking on; unset: never any. */
+  thinking?: string;
 }
 
 /** A tool the request offers, as the protocol names it. */
@@ -25,11 +28,14 @@ export interface TurnView {
   tools: ToolOffer[];
   /** The text of the latest tool result, when the conversation has one. */
   toolResult?: string;
+  /** The request turns thinking on (chat: chat_template_kwargs.enable_thinking; Messages: thinking enabled or adaptive). */
+  thinking?: boolean;
 }
 
-export type ScriptStep =
+export type ScriptStep = (
   | { kind: 'call'; preamble: string; name: string; tool: ToolOffer['kind']; args: Record<string, unknown>; input: string }
-  | { kind: 'answer'; text: string };
+  | { kind: 'answer'; text: string }
+) & { thinking?: string };
 
 export const PREAMBLE = 'Running the tool first.';
 export const FINAL_PREFIX = 'The tool returned:';
@@ -55,6 +61,11 @@ function call(name: string, tool: ToolOffer['kind'], args: Record<string, unknow
 }
 
 export function nextStep(script: AgentScript, view: TurnView): ScriptStep {
+  const step = scriptStep(script, view);
+  return script.thinking !== undefined && view.thinking === true ? { ...step, thinking: script.thinking } : step;
+}
+
+function scriptStep(script: AgentScript, view: TurnView): ScriptStep {
   if (view.toolResult !== undefined) return { kind: 'answer', text: finalAnswer(view.toolResult) };
   const offered = (name: string, kind: ToolOffer['kind']) => view.tools.some((t) => t.name === name && t.kind === kind);
   if (script.readPath !== undefined && offered('Read', 'function')) return call('Read', 'function', { file_path: script.readPath });

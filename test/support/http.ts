@@ -75,8 +75,8 @@ export interface OpenSse {
   close(): void;
 }
 
-/** Streams a request and hands it back open; `abortAfter` closes the connection after that many events. */
-export function openSse(url: string, body: unknown, headers: Record<string, string> = {}, abortAfter?: number, fresh = false): OpenSse {
+/** Streams a request and hands it back open; `abortAfter` closes the connection after that many events; `onEvent` sees each one as it arrives. */
+export function openSse(url: string, body: unknown, headers: Record<string, string> = {}, abortAfter?: number, fresh = false, onEvent?: (event: SseEvent) => void): OpenSse {
   const out: SseResponse = { status: 0, headers: {}, events: [], raw: '' };
   const waiting: Array<{ event: string; resolve(e: SseEvent): void; reject(err: Error): void }> = [];
   let finish: (r: SseResponse) => void = () => undefined;
@@ -104,6 +104,7 @@ export function openSse(url: string, body: unknown, headers: Record<string, stri
         if (!data.startsWith('data: ')) continue;
         const e: SseEvent = { data: data.slice(6), ...(event !== null && { event: event[1] }), at };
         out.events.push(e);
+        onEvent?.(e);
         for (const w of waiting.filter((x) => x.event === e.event)) { waiting.splice(waiting.indexOf(w), 1); w.resolve(e); }
       }
       if (abortAfter !== undefined && out.events.length >= abortAfter) { req.destroy(); finish(out); }
@@ -125,9 +126,9 @@ export function openSse(url: string, body: unknown, headers: Record<string, stri
   };
 }
 
-/** Streams a request to its end; `abortAfter` closes the connection after that many events. */
-export function postSse(url: string, body: unknown, headers: Record<string, string> = {}, abortAfter?: number, fresh = false): Promise<SseResponse> {
-  return openSse(url, body, headers, abortAfter, fresh).done;
+/** Streams a request to its end; `abortAfter` closes the connection after that many events; `onEvent` sees each one as it arrives. */
+export function postSse(url: string, body: unknown, headers: Record<string, string> = {}, abortAfter?: number, fresh = false, onEvent?: (event: SseEvent) => void): Promise<SseResponse> {
+  return openSse(url, body, headers, abortAfter, fresh, onEvent).done;
 }
 
 export const bearer = (key: string): Record<string, string> => ({ authorization: `Bearer ${key}` });

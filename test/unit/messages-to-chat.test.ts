@@ -174,6 +174,7 @@ describe('toChat: parameters', () => {
     ['enabled with a medium budget', { thinking: { type: 'enabled', budget_tokens: 10000 } }, { chat_template_kwargs: { enable_thinking: true }, reasoning_effort: 'medium' }, []],
     ['enabled with a large budget', { thinking: { type: 'enabled', budget_tokens: 31999 } }, { chat_template_kwargs: { enable_thinking: true }, reasoning_effort: 'high' }, []],
     ['adaptive', { thinking: { type: 'adaptive' } }, { chat_template_kwargs: { enable_thinking: true } }, []],
+    ['adaptive, shown as the client asks', { thinking: { type: 'adaptive', display: 'omitted' } }, { chat_template_kwargs: { enable_thinking: true } }, ['thinking.display']],
     ['adaptive with an effort', { thinking: { type: 'adaptive' }, output_config: { effort: 'max' } }, { chat_template_kwargs: { enable_thinking: true }, reasoning_effort: 'high' }, []],
     ['disabled', { thinking: { type: 'disabled' } }, { chat_template_kwargs: { enable_thinking: false } }, []],
     ['a type chat has no switch for', { thinking: { type: 'between_tools' } }, {}, ['thinking']],

@@ -90,6 +90,8 @@ function thinkingParams(req: MessagesRequest, params: Record<string, unknown>, d
   if (thinking?.type === 'enabled' || thinking?.type === 'adaptive') params.chat_template_kwargs = { enable_thinking: true };
   else if (thinking?.type === 'disabled') params.chat_template_kwargs = { enable_thinking: false };
   else if (thinking !== undefined) dropped.add('thinking');
+  // How the client wants the thinking shown (display) a chat backend cannot do: its reasoning comes back as it is.
+  if (params.chat_template_kwargs !== undefined) for (const key in thinking) if (key !== 'type' && key !== 'budget_tokens') dropped.add(`thinking.${key}`);
   const on = thinking?.type === 'enabled' || thinking?.type === 'adaptive';
   const { effort, format, ...rest } = req.output_config ?? {};
   const level = effort ? EFFORT[effort] : on ? budgetEffort(thinking?.budget_tokens) : undefined;

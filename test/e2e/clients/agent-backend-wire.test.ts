@@ -8,6 +8,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { AGENT_MODEL, startAgentBackend, type AgentBackend } from '../../support/agent-backend';
 import { FINAL_PREFIX, PREAMBLE } from '../../support/agent-script';
+import { READ_TOOL, readRoundTrip } from '../../support/anthropic-round-trip';
 
 const COMMAND = 'echo wire-ok';
 const READ_PATH = '/work/project/secret.txt';
@@ -43,21 +44,11 @@ describe('agent backend wire protocols, read by the official SDKs', () => {
   });
 
   it.each([true, false])('Messages (stream: %s): a Read tool_use, then an answer quoting its result', async (stream) => {
-    const tools: Anthropic.Tool[] = [{ name: 'Read', input_schema: { type: 'object', properties: { file_path: { type: 'string' } } } }];
+    const tools = [READ_TOOL];
     const ask = (messages: Anthropic.MessageParam[]) => (stream
       ? anthropic.messages.stream({ model: AGENT_MODEL, max_tokens: 1024, messages, tools }).finalMessage()
       : anthropic.messages.create({ model: AGENT_MODEL, max_tokens: 1024, messages, tools }));
-    const question: Anthropic.MessageParam = { role: 'user', content: 'Read the secret' };
-    const first = await ask([question]);
-    expect(first.stop_reason).toBe('tool_use');
-    expect(first.content).toEqual([
-      expect.objectContaining({ type: 'text', text: PREAMBLE }),
-      expect.objectContaining({ type: 'tool_use', name: 'Read', input: { file_path: READ_PATH } }),
-    ]);
-    const use = first.content.find((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use')!;
-    const second = await ask([question, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: [{ type: 'text', text: RESULT }] }] }]);
-    expect(second.stop_reason).toBe('end_turn');
-    expect(second.content).toEqual([expect.objectContaining({ type: 'text', text: `${FINAL_PREFIX}\n${RESULT}` })]);
+    await readRoundTrip(ask, READ_PATH, [{ type: 'text', text: RESULT }]);
   });
 
   it.each([true, false])('chat completions (stream: %s): a tool call, then an answer quoting the tool message', async (stream) => {
