@@ -57,7 +57,15 @@ class ExportState {
   }
 }
 
-/** The exporter as the processor sees it: each batch leaves the mirrored queue, and its result is counted. */
+const DONE: ExportResult = { code: ExportResultCode.SUCCESS };
+
+/**
+ * The exporter as the processor sees it: each batch leaves the mirrored
+ * queue, and its result is counted and logged here. The processor always
+ * hears that the batch is done: told of a failure, it would start its next
+ * batch while another is still being sent, and batches would pile up at a
+ * collector that does not answer.
+ */
 class CountingExporter implements SpanExporter {
   constructor(private readonly inner: SpanExporter, private readonly state: ExportState) {}
 
@@ -66,7 +74,7 @@ class CountingExporter implements SpanExporter {
     state.queued -= spans.length;
     this.inner.export(spans, (result) => {
       state.result(spans.length, result);
-      done(result);
+      done(DONE);
     });
   }
 
@@ -87,8 +95,8 @@ export class CountingProcessor implements SpanProcessor {
 
   constructor(exporter: SpanExporter, private readonly maxQueueSize: number, scheduledDelayMs: number, timeoutMs: number, counters: TraceCounters, logger: Logger, endpoint: string) {
     this.state = new ExportState(counters, logger, endpoint);
-    // A batch the collector has not answered within the export timeout is given up, so the next one may go.
-    this.batch = new BatchSpanProcessor(new CountingExporter(exporter, this.state), { maxQueueSize, scheduledDelayMillis: scheduledDelayMs, exportTimeoutMillis: timeoutMs });
+    // The exporter gives a batch up after its timeout (its retries included); the processor waits a little longer, so it rarely moves on first.
+    this.batch = new BatchSpanProcessor(new CountingExporter(exporter, this.state), { maxQueueSize, scheduledDelayMillis: scheduledDelayMs, exportTimeoutMillis: timeoutMs + 1_000 });
   }
 
   onStart(span: Span, parent: Context): void {

@@ -84,7 +84,10 @@ export function createTracing(config: GatewayConfig, deps: TracingDeps): Tracing
   if (traces === undefined || disabledByEnv(deps.env)) return undefined;
   const { settings, problems } = traceSettings(traces, deps.env);
   if (settings === undefined) throw new ConfigError(deps.file, problems);
-  const options = { url: settings.endpoint, headers: settings.headers, timeoutMillis: settings.timeoutMs };
+  // The batch processor sends one batch at a time; the exporter lets go of a
+  // finished one a moment after it reports it, so two may overlap, never
+  // more: a collector that never answers holds two batches, not thirty.
+  const options = { url: settings.endpoint, headers: settings.headers, timeoutMillis: settings.timeoutMs, concurrencyLimit: 2 };
   const exporter: SpanExporter = settings.protocol === 'http/json' ? new JsonExporter(options) : new ProtobufExporter(options);
   const processor = new CountingProcessor(exporter, settings.maxQueueSize, settings.scheduledDelayMs, settings.timeoutMs, traceCounters(deps.metrics), deps.logger, settings.endpoint);
   const root = new TraceIdRatioBasedSampler(settings.ratio);

@@ -12,7 +12,7 @@ import { startBackend, type Backend } from '../support/backends';
 import { makeKey } from '../support/gateway';
 import { bearer, post, postSse } from '../support/http';
 import { freePort } from '../support/net';
-import { spawnGateway, type GatewayProcess } from '../support/process';
+import { childPids, spawnGateway, type GatewayProcess } from '../support/process';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
 import { until } from '../support/wait';
 
@@ -48,8 +48,16 @@ describe('traces', () => {
         // Round robin tries the dead endpoint first; the retry goes to the healthy one.
         fleet: { endpoints: [{ url: `http://127.0.0.1:${deadPort}/v1` }, { url: backend.base }], picker: 'round_robin', format: 'openai', health: { consecutiveFailures: 1000 } },
         plain: { url: backend.base, format: 'openai' },
+        once: { url: backend.base, format: 'openai', retry: { attempts: 0 } },
       },
-      routes: [{ model: 'ok-fleet', upstream: 'fleet' }, { model: 'ok-*', upstream: 'plain' }],
+      routes: [
+        { model: 'ok-fleet', upstream: 'fleet' },
+        // A backend's 503 goes on to a fallback; a stream cut after content continues on one that takes the prefix.
+        { model: 'status-503', upstream: 'once', fallbacks: ['ok-fb'] },
+        { model: 'break-1', upstream: 'once', fallbacks: ['ok-cont'], continueOnFailure: true },
+        { model: 'ok-cont', upstream: 'plain', assistantPrefix: { params: { continue_final_message: true, add_generation_prompt: false } } },
+        { model: 'ok-*', upstream: 'plain', maxInFlight: 100 },
+      ],
       plugins: [{ name: 'content-filter', terms: ['forbidden phrase'] }],
       telemetry: { traces: { endpoint: receiver.url, scheduledDelayMs: 20, captureContent: true } },
     });
@@ -129,6 +137,45 @@ describe('traces', () => {
     expect(JSON.parse(String(server.attributes['gen_ai.output.messages']))).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: 'alpha beta gamma' }], finish_reason: 'stop' }]);
   });
 
+  it('a fallback is a span of its own, with its slots and its attempt under it', async () => {
+    const requestId = 'fallback-1';
+    const res = await post(`${gw.url}/v1/chat/completions`, { model: 'status-503', messages: [{ role: 'user', content: 'hi' }] }, { ...bearer(alice.key), 'x-request-id': requestId });
+    expect(res.status).toBe(200);
+    const server = await serverSpanOf(requestId);
+    const spans = await receiver.trace(server.traceId, 5);
+    const byName = (name: string) => spans.filter((s) => s.name === name);
+    const [first] = byName('chat status-503');
+    const [fallback] = byName('sluice.fallback ok-fb');
+    expect(first.parentSpanId).toBe(server.spanId);
+    expect(first.attributes).toMatchObject({ 'http.response.status_code': 503, 'error.type': '503', 'sluice.attempt.outcome': 'failed' });
+    expect(fallback.parentSpanId).toBe(server.spanId);
+    expect(fallback.attributes).toMatchObject({ 'sluice.fallback.model': 'ok-fb', 'sluice.fallback.from': 'status-503', 'sluice.fallback.cause': 'upstream_error' });
+    const [admission] = byName('sluice.admission');
+    const [second] = byName('chat ok-fb');
+    expect(admission.parentSpanId).toBe(fallback.spanId);
+    expect(admission.attributes).toMatchObject({ 'sluice.admission.limits': 1, 'sluice.admission.outcome': 'admitted' });
+    expect(second.parentSpanId).toBe(fallback.spanId);
+    expect(second.attributes).toMatchObject({ 'sluice.attempt': 2, 'sluice.attempt.outcome': 'ok' });
+    expect(server.attributes).toMatchObject({ 'gen_ai.request.model': 'status-503', 'gen_ai.response.model': 'ok-fb', 'sluice.route': 'ok-*', 'sluice.attempts': 2 });
+  });
+
+  it('a continuation of a cut stream is a span of its own, with the prefix it carried', async () => {
+    const requestId = 'continued-stream-1';
+    const res = await postSse(`${gw.url}/v1/chat/completions`, { model: 'break-1', stream: true, messages: [{ role: 'user', content: 'hi' }] }, { ...bearer(alice.key), 'x-request-id': requestId });
+    expect(res.status).toBe(200);
+    const server = await serverSpanOf(requestId);
+    const spans = await receiver.trace(server.traceId, 4);
+    const [cut] = spans.filter((s) => s.name === 'chat break-1');
+    const [continuation] = spans.filter((s) => s.name === 'sluice.continuation ok-cont');
+    const [rest] = spans.filter((s) => s.name === 'chat ok-cont');
+    expect(cut.events.map((e) => e.name)).toEqual(['sluice.first_token']);
+    expect(cut.attributes['sluice.attempt.outcome']).toBe('failed');
+    expect(continuation.attributes).toMatchObject({ 'sluice.fallback.model': 'ok-cont', 'sluice.fallback.cause': 'upstream_error' });
+    expect(continuation.attributes['sluice.continuation.prefix_tokens']).toBeGreaterThan(0);
+    expect(rest.parentSpanId).toBe(continuation.spanId);
+    expect(rest.events).toEqual([]);
+  });
+
   it('continues an incoming traceparent and hands the backend a child of its attempt', async () => {
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const parent = '00f067aa0ba902b7';
@@ -184,5 +231,41 @@ describe('sampling', () => {
     expect(spans.find((s) => s.kind === SERVER)?.attributes['sluice.request_id']).toBe('in-1');
     // Nothing else was exported: the requests sampled out left no span.
     expect(receiver.spans.filter((s) => s.traceId !== traceId)).toEqual([]);
+  });
+});
+
+describe('workers', () => {
+  let backend: Backend;
+  let receiver: OtlpReceiver;
+  let gw: GatewayProcess;
+  const alice = makeKey('alice');
+
+  beforeAll(async () => {
+    backend = await startBackend({ format: 'openai', events: 2, gapMs: 0 });
+    receiver = await startOtlpReceiver();
+    gw = await spawnWith({
+      server: { workers: 2 },
+      keys: [alice.entry],
+      upstreams: { b: { url: backend.base, format: 'openai' } },
+      routes: [{ model: '*', upstream: 'b' }],
+      telemetry: { traces: { endpoint: receiver.url, scheduledDelayMs: 20 } },
+    });
+  });
+  afterAll(async () => {
+    gw.kill();
+    await receiver.close();
+    await backend.close();
+  });
+
+  it('each worker exports its own spans, named by its pid; the primary exports none', async () => {
+    const workers = childPids(gw.child.pid!);
+    expect(workers).toHaveLength(2);
+    const pids = () => new Set(receiver.spans.map((s) => s.resource['process.pid']));
+    // A new connection each time: the primary hands connections to the workers in turn.
+    await until(async () => {
+      expect((await post(`${gw.url}/v1/chat/completions`, { model: 'ok-1', messages: [{ role: 'user', content: 'hi' }] }, bearer(alice.key), true)).status).toBe(200);
+      return pids().size === 2;
+    }, 'spans from both workers');
+    expect([...pids()].sort()).toEqual([...workers].sort());
   });
 });
