@@ -191,79 +191,64 @@ describe('traces', () => {
   });
 });
 
-describe('sampling', () => {
-  let backend: Backend;
-  let receiver: OtlpReceiver;
-  let gw: GatewayProcess;
-  const alice = makeKey('alice');
-
-  beforeAll(async () => {
-    backend = await startBackend({ format: 'openai', events: 2, gapMs: 0 });
-    receiver = await startOtlpReceiver();
-    gw = await spawnWith({
-      keys: [alice.entry],
-      upstreams: { b: { url: backend.base, format: 'openai' } },
-      routes: [{ model: '*', upstream: 'b' }],
-      telemetry: { traces: { endpoint: receiver.url, protocol: 'http/json', scheduledDelayMs: 20, sampler: { ratio: 0 } } },
-    });
+/** A backend, a receiver and a gateway with one route to the backend, traced as `traces` says. */
+async function tracedSetup(key: { entry: Record<string, unknown> }, traces: Record<string, unknown>, server: Record<string, unknown> = {}) {
+  const backend = await startBackend({ format: 'openai', events: 2, gapMs: 0 });
+  const receiver = await startOtlpReceiver();
+  const gw = await spawnWith({
+    server, keys: [key.entry], upstreams: { b: { url: backend.base, format: 'openai' } }, routes: [{ model: '*', upstream: 'b' }],
+    telemetry: { traces: { endpoint: receiver.url, scheduledDelayMs: 20, ...traces } },
   });
-  afterAll(async () => {
+  const close = async () => {
     gw.kill();
     await receiver.close();
     await backend.close();
-  });
+  };
+  return { backend, receiver, gw, close };
+}
 
-  const chat = (headers: Record<string, string>) => post(`${gw.url}/v1/chat/completions`, { model: 'ok-1', messages: [{ role: 'user', content: 'hi' }] }, { ...bearer(alice.key), ...headers });
+describe('sampling', () => {
+  const alice = makeKey('alice');
+  let t: Awaited<ReturnType<typeof tracedSetup>>;
+
+  beforeAll(async () => { t = await tracedSetup(alice, { protocol: 'http/json', sampler: { ratio: 0 } }); });
+  afterAll(() => t.close());
+
+  const chat = (headers: Record<string, string>) => post(`${t.gw.url}/v1/chat/completions`, { model: 'ok-1', messages: [{ role: 'user', content: 'hi' }] }, { ...bearer(alice.key), ...headers });
 
   it('ratio 0: a request without a sampled parent makes no span, sends no traceparent and logs no traceId', async () => {
     expect((await chat({ 'x-request-id': 'out-1' })).status).toBe(200);
     expect((await chat({ 'x-request-id': 'out-2', traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-00` })).status).toBe(200);
-    expect(backend.requests.map((r) => r.headers.traceparent)).toEqual([undefined, undefined]);
-    const lines = await gw.waitForLogs('request', 2);
+    expect(t.backend.requests.map((r) => r.headers.traceparent)).toEqual([undefined, undefined]);
+    const lines = await t.gw.waitForLogs('request', 2);
     expect(lines.map((l) => l.traceId)).toEqual([undefined, undefined]);
   });
 
   it('parent-based: a sampled parent is followed whatever the ratio, over OTLP/JSON', async () => {
     const traceId = 'c'.repeat(32);
     expect((await chat({ 'x-request-id': 'in-1', traceparent: `00-${traceId}-${'d'.repeat(16)}-01` })).status).toBe(200);
-    const spans = await receiver.trace(traceId, 2);
+    const spans = await t.receiver.trace(traceId, 2);
     expect(spans.every((s) => s.encoding === 'json')).toBe(true);
     expect(spans.find((s) => s.kind === SERVER)?.attributes['sluice.request_id']).toBe('in-1');
     // Nothing else was exported: the requests sampled out left no span.
-    expect(receiver.spans.filter((s) => s.traceId !== traceId)).toEqual([]);
+    expect(t.receiver.spans.filter((s) => s.traceId !== traceId)).toEqual([]);
   });
 });
 
 describe('workers', () => {
-  let backend: Backend;
-  let receiver: OtlpReceiver;
-  let gw: GatewayProcess;
   const alice = makeKey('alice');
+  let t: Awaited<ReturnType<typeof tracedSetup>>;
 
-  beforeAll(async () => {
-    backend = await startBackend({ format: 'openai', events: 2, gapMs: 0 });
-    receiver = await startOtlpReceiver();
-    gw = await spawnWith({
-      server: { workers: 2 },
-      keys: [alice.entry],
-      upstreams: { b: { url: backend.base, format: 'openai' } },
-      routes: [{ model: '*', upstream: 'b' }],
-      telemetry: { traces: { endpoint: receiver.url, scheduledDelayMs: 20 } },
-    });
-  });
-  afterAll(async () => {
-    gw.kill();
-    await receiver.close();
-    await backend.close();
-  });
+  beforeAll(async () => { t = await tracedSetup(alice, {}, { workers: 2 }); });
+  afterAll(() => t.close());
 
   it('each worker exports its own spans, named by its pid; the primary exports none', async () => {
-    const workers = childPids(gw.child.pid!);
+    const workers = childPids(t.gw.child.pid!);
     expect(workers).toHaveLength(2);
-    const pids = () => new Set(receiver.spans.map((s) => s.resource['process.pid']));
+    const pids = () => new Set(t.receiver.spans.map((s) => s.resource['process.pid']));
     // A new connection each time: the primary hands connections to the workers in turn.
     await until(async () => {
-      expect((await post(`${gw.url}/v1/chat/completions`, { model: 'ok-1', messages: [{ role: 'user', content: 'hi' }] }, bearer(alice.key), true)).status).toBe(200);
+      expect((await post(`${t.gw.url}/v1/chat/completions`, { model: 'ok-1', messages: [{ role: 'user', content: 'hi' }] }, bearer(alice.key), true)).status).toBe(200);
       return pids().size === 2;
     }, 'spans from both workers');
     expect([...pids()].sort()).toEqual([...workers].sort());
