@@ -64,14 +64,16 @@ export class AttemptSpan {
 
   /**
    * How the attempt ended (the fleet's word: ok, failed, unreachable,
-   * rate_limited, neutral) and, for a failure, error.type: the socket error's
-   * code, the backend's status, or the outcome itself.
+   * rate_limited, neutral) and, when it did not answer, error.type: the
+   * socket error's code (or timeout), the backend's error status, or the
+   * outcome itself (a bad answer). An attempt the gateway let go of (the
+   * client left, the answer was whole) is no error.
    */
   end(result: string, status: number, code: string | undefined): void {
     const span = this.span;
     span.setAttribute('sluice.attempt.outcome', result);
-    if (result !== 'ok' && result !== 'neutral') {
-      const type = code ?? (status >= 400 ? String(status) : result);
+    const type = code ?? (status >= 400 ? String(status) : result === 'ok' || result === 'neutral' ? undefined : result);
+    if (type !== undefined) {
       span.setAttribute('error.type', type);
       span.setStatus({ code: SpanStatusCode.ERROR, message: type });
     }
