@@ -5,15 +5,17 @@
 // and each worker process builds its own. A request asks `start` once, at
 // arrival: a request that is not sampled gets no trace and no span object at
 // all; with the ratio at 0 and no sampled parent the tracer is not even
-// asked. Off (telemetry.traces absent), the runtime has no Tracing and the
-// request path checks one undefined field.
+// asked; at a ratio between 0 and 1 the ratio is tried on the trace id the
+// root span would take before any span exists. Off (telemetry.traces
+// absent), the runtime has no Tracing and the request path checks one
+// undefined field.
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { defaultTextMapGetter, ROOT_CONTEXT, SpanKind, trace, TraceFlags, type Context } from '@opentelemetry/api';
+import { defaultTextMapGetter, ROOT_CONTEXT, SpanKind, trace, TraceFlags, type Context, type SpanContext } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, ParentBasedSampler, TraceIdRatioBasedSampler, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, ParentBasedSampler, RandomIdGenerator, SamplingDecision, TraceIdRatioBasedSampler, type IdGenerator, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import type { GatewayConfig } from '../config/schema';
@@ -34,10 +36,38 @@ export interface TracingDeps {
 
 const propagator = new W3CTraceContextPropagator();
 
+/** The provider's ids: a root span takes the trace id its sampling was decided on. */
+class DecidedIds implements IdGenerator {
+  private readonly random = new RandomIdGenerator();
+  /** Set just before a root span starts; taken once. */
+  decided?: string;
+
+  fresh(): string {
+    return this.random.generateTraceId();
+  }
+
+  generateTraceId(): string {
+    const id = this.decided ?? this.random.generateTraceId();
+    this.decided = undefined;
+    return id;
+  }
+
+  generateSpanId(): string {
+    return this.random.generateSpanId();
+  }
+}
+
 export class Tracing {
   private readonly kit: TraceKit;
 
-  constructor(readonly settings: TraceSettings, private readonly provider: BasicTracerProvider, routeNames: readonly string[]) {
+  constructor(
+    readonly settings: TraceSettings,
+    private readonly provider: BasicTracerProvider,
+    private readonly ids: DecidedIds,
+    /** The provider's own ratio sampler (its root sampler when parent-based). */
+    private readonly byRatio: TraceIdRatioBasedSampler,
+    routeNames: readonly string[],
+  ) {
     this.kit = { tracer: provider.getTracer('sluice', packageVersion()), captureContent: settings.captureContent, routeNames };
   }
 
@@ -46,23 +76,30 @@ export class Tracing {
    * route template (http.route), which with the method names the span.
    */
   start(ctx: Pick<RequestContext, 'id' | 'protocol'>, req: IncomingMessage, route: string): RequestTrace | undefined {
-    const { ratio, parentBased } = this.settings;
     let parent: Context = ROOT_CONTEXT;
-    if (req.headers.traceparent !== undefined) {
-      parent = propagator.extract(ROOT_CONTEXT, req.headers, defaultTextMapGetter);
-      const remote = trace.getSpanContext(parent);
-      // A parent that was not sampled is followed without asking the sampler.
-      if (remote !== undefined && parentBased && (remote.traceFlags & TraceFlags.SAMPLED) === 0) return undefined;
-      if ((remote === undefined || !parentBased) && ratio === 0) return undefined;
-    } else if (ratio === 0) return undefined;
+    if (req.headers.traceparent !== undefined) parent = propagator.extract(ROOT_CONTEXT, req.headers, defaultTextMapGetter);
+    if (!this.sampled(parent === ROOT_CONTEXT ? undefined : trace.getSpanContext(parent))) return undefined;
     const method = req.method ?? 'GET';
     const span = this.kit.tracer.startSpan(`${method} ${route}`, {
       kind: SpanKind.SERVER,
       attributes: { 'http.request.method': method, 'http.route': route, 'url.scheme': 'http', 'sluice.request_id': ctx.id, 'sluice.protocol': ctx.protocol },
     }, parent);
-    // The ratio sampler said no: the span records nothing, and the request carries no trace.
-    if (!span.isRecording()) return undefined;
     return new RequestTrace(this.kit, span, ctx.protocol);
+  }
+
+  /**
+   * The sampler's decision, before any span exists, as the provider's
+   * sampler would make it: a parent's sampled flag (parent-based), else the
+   * ratio on the trace id: the parent's, or the one the root span will take.
+   */
+  private sampled(remote: SpanContext | undefined): boolean {
+    const { ratio, parentBased } = this.settings;
+    if (remote !== undefined && parentBased) return (remote.traceFlags & TraceFlags.SAMPLED) !== 0;
+    if (ratio === 0 || ratio === 1) return ratio === 1;
+    const id = remote?.traceId ?? this.ids.fresh();
+    if (this.byRatio.shouldSample(ROOT_CONTEXT, id).decision !== SamplingDecision.RECORD_AND_SAMPLED) return false;
+    if (remote === undefined) this.ids.decided = id;
+    return true;
   }
 
   /** Exports what is queued, waiting on the collector no longer than one export's timeout. */
@@ -91,10 +128,12 @@ export function createTracing(config: GatewayConfig, deps: TracingDeps): Tracing
   const exporter: SpanExporter = settings.protocol === 'http/json' ? new JsonExporter(options) : new ProtobufExporter(options);
   const processor = new CountingProcessor(exporter, settings.maxQueueSize, settings.scheduledDelayMs, settings.timeoutMs, traceCounters(deps.metrics), deps.logger, settings.endpoint);
   const root = new TraceIdRatioBasedSampler(settings.ratio);
+  const ids = new DecidedIds();
   const provider = new BasicTracerProvider({
     sampler: settings.parentBased ? new ParentBasedSampler({ root }) : root,
+    idGenerator: ids,
     resource: resourceFromAttributes({ 'service.name': 'sluice', 'service.version': packageVersion(), 'process.pid': process.pid, ...settings.resource }),
     spanProcessors: [processor],
   });
-  return new Tracing(settings, provider, config.routes.map((r) => r.model));
+  return new Tracing(settings, provider, ids, root, config.routes.map((r) => r.model));
 }
