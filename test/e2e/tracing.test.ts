@@ -10,7 +10,7 @@
 // import, which a test runner's module sandbox cannot serve).
 import { startBackend, type Backend } from '../support/backends';
 import { makeKey } from '../support/gateway';
-import { bearer, post, postSse } from '../support/http';
+import { bearer, call, post, postSse } from '../support/http';
 import { freePort } from '../support/net';
 import { childPids, spawnGateway, type GatewayProcess } from '../support/process';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
@@ -58,6 +58,7 @@ describe('traces', () => {
         { model: 'ok-cont', upstream: 'plain', assistantPrefix: { params: { continue_final_message: true, add_generation_prompt: false } } },
         { model: 'ok-*', upstream: 'plain', maxInFlight: 100 },
       ],
+      passthrough: [{ path: '/v1/embeddings', upstream: 'plain' }],
       plugins: [{ name: 'content-filter', terms: ['forbidden phrase'] }],
       telemetry: { traces: { endpoint: receiver.url, scheduledDelayMs: 20, captureContent: true } },
     });
@@ -174,6 +175,17 @@ describe('traces', () => {
     expect(continuation.attributes['sluice.continuation.prefix_tokens']).toBeGreaterThan(0);
     expect(rest.parentSpanId).toBe(continuation.spanId);
     expect(rest.events).toEqual([]);
+  });
+
+  it('a pass-through request and the model list: a server span each, named by the route', async () => {
+    const passed = await post(`${gw.url}/v1/embeddings`, { model: 'ok-1', input: 'x' }, { ...bearer(alice.key), 'x-request-id': 'passed-1' });
+    expect(passed.status).toBe(200);
+    const listed = await call('GET', `${gw.url}/v1/models/ok-1`, undefined, { ...bearer(alice.key), 'x-request-id': 'listed-1' });
+    expect(listed.status).toBe(200);
+    expect((await serverSpanOf('passed-1')).attributes).toMatchObject({ 'http.route': '/v1/embeddings', 'http.response.status_code': 200, 'sluice.key_id': 'alice' });
+    const models = await serverSpanOf('listed-1');
+    expect(models.name).toBe('GET /v1/models/*id');
+    expect(models.attributes['gen_ai.operation.name']).toBeUndefined();
   });
 
   it('continues an incoming traceparent and hands the backend a child of its attempt', async () => {
