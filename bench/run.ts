@@ -6,6 +6,8 @@
 // reported with it. For scaling, each worker gets a share of a core
 // (BENCH_WORKER_SHARE, 0.75 by default) in a cgroup with a CPU quota, so that
 // on a small machine the load generator and the backend keep the rest.
+// The CPU measure also runs the gateway traced (telemetry.traces, exporting to
+// a throwaway collector): sampled out (ratio 0), and every request sampled.
 // Prints a table and writes bench/results/<date>.json. Quick mode for a smoke
 // run: BENCH_QUICK=1. Compare ratios within one run; absolute numbers vary.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -18,6 +20,7 @@ import { cpuPerRequest, processTree, rssMb, treeCpuMicros } from './cpu';
 import { benchConfig, BENCH_KEY } from './config';
 import { cpuQuota, type CpuQuota } from './cgroup';
 import { generator, runLoad } from './generator';
+import { startTraceSink } from './trace-sink';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const autocannon = require('autocannon') as (opts: object) => Promise<{ requests: { average: number; total: number }; non2xx: number; errors: number }>;
@@ -56,11 +59,11 @@ type Proc = { child: ChildProcess; port: number };
 const workerShare = Number(process.env.BENCH_WORKER_SHARE ?? 0.75);
 const quotas: CpuQuota[] = [];
 
-async function startGateway(backendPort: number, { serverJs = join(dist, '..', 'src', 'server.js'), workers = 1, quota }: { serverJs?: string; workers?: number; quota?: CpuQuota } = {}): Promise<Proc> {
+async function startGateway(backendPort: number, { serverJs = join(dist, '..', 'src', 'server.js'), workers = 1, quota, traces }: { serverJs?: string; workers?: number; quota?: CpuQuota; traces?: Record<string, unknown> } = {}): Promise<Proc> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   const file = join(dir, 'gateway.yaml');
-  writeFileSync(file, benchConfig(backendPort, workers));
+  writeFileSync(file, benchConfig(backendPort, workers, traces));
   // The same Node flags as `npm start` and the image: the gateway is measured as it runs in production.
   const argv: [string, string[]] = [process.execPath, ['--max-semi-space-size=32', serverJs]];
   const [cmd, args] = quota ? quota.wrap(...argv) : argv;
@@ -86,6 +89,10 @@ async function main(): Promise<void> {
   const bare = await startChild('bare-proxy.js', [String(backend.port)]);
   const gateway = await startGateway(backend.port);
   const baseline = baselineDir ? await startGateway(backend.port, { serverJs: join(baselineDir, 'dist', 'src', 'server.js') }) : undefined;
+  // Traced: sampled out, and every request sampled (a queue that never fills, so every span is exported).
+  const sink = await startTraceSink();
+  const sampledOut = await startGateway(backend.port, { traces: { endpoint: sink.url, sampler: { ratio: 0 } } });
+  const sampledAll = await startGateway(backend.port, { traces: { endpoint: sink.url, sampler: { ratio: 1 }, maxQueueSize: 1_000_000 } });
   // The scaling pair: 1 and 2 workers, each worker with its share of a core.
   // Both held to their share, or neither (no cgroup here).
   const quota1 = cpuQuota('sluice-bench-1', workerShare);
@@ -115,7 +122,9 @@ async function main(): Promise<void> {
   for (const url of [workers1Url, workers2Url]) await autocannon({ url, method: 'POST', headers, body: chat, connections: 32, amount: quick ? 2_000 : 8_000 });
 
   process.stderr.write('cpu per request...\n');
-  const cpu = await measureCpu(bare, gateway, baseline, headers, chat, streamBody(20, 0));
+  const cpu = await measureCpu(bare, gateway, [...(baseline ? [['baseline', baseline] as [string, Proc]] : []), ['tracedSampledOut', sampledOut], ['tracedAll', sampledAll]], headers, chat, streamBody(20, 0));
+  for (const p of [sampledOut, sampledAll]) p.child.kill('SIGTERM');
+  await sink.close();
 
   process.stderr.write('throughput...\n');
   const rps: Record<Name, number[]> = { direct: [], bare: [], gateway: [] };
@@ -245,6 +254,9 @@ function formatTable(r: any, met: Record<string, boolean>): string {
     ['gateway RSS at 2 workers idle / after load, MB', '', '', `${r.rssMb.workers2Idle} / ${r.rssMb.workers2Loaded}`, 'primary + workers'],
     ['CPU µs per JSON request', '', r.cpuMicrosPerRequest.json.bare, r.cpuMicrosPerRequest.json.gateway, `${round(r.cpuMicrosPerRequest.json.gateway / r.cpuMicrosPerRequest.json.bare, 2)} x bare`],
     ['CPU µs per streamed request (20 events)', '', r.cpuMicrosPerRequest.stream.bare, r.cpuMicrosPerRequest.stream.gateway, `${round(r.cpuMicrosPerRequest.stream.gateway / r.cpuMicrosPerRequest.stream.bare, 2)} x bare`],
+    ...(['json', 'stream'] as const).map((k) => [`CPU µs per ${k === 'json' ? 'JSON' : 'streamed'} request, tracing off / sampled out / every request`, '', '',
+      `${r.cpuMicrosPerRequest[k].gateway} / ${r.cpuMicrosPerRequest[k].tracedSampledOut} / ${r.cpuMicrosPerRequest[k].tracedAll}`,
+      `+${round(100 * (r.cpuMicrosPerRequest[k].tracedSampledOut / r.cpuMicrosPerRequest[k].gateway - 1), 1)} % / +${round(100 * (r.cpuMicrosPerRequest[k].tracedAll / r.cpuMicrosPerRequest[k].gateway - 1), 1)} %`]),
     ...(r.cpuMicrosPerRequest.json.baseline === undefined ? [] : [
       ['baseline gateway CPU µs per JSON / streamed request', '', '', `${r.cpuMicrosPerRequest.json.baseline} / ${r.cpuMicrosPerRequest.stream.baseline}`, 'BENCH_BASELINE'],
       ['baseline gateway throughput, req/s (32 conns)', '', '', r.throughput.baseline, `${r.throughput.baselineOverBare} x bare`],
@@ -293,11 +305,10 @@ function workersSummary(runs: Record<'one' | 'two', LoadRun[]>) {
  * CPU microseconds per request in the proxy's own process (from /proc), over a
  * fixed number of requests: JSON at 32 connections, streams 64 at a time.
  */
-async function measureCpu(bare: Proc, gateway: Proc, baseline: Proc | undefined, headers: Record<string, string>, chat: string, stream: string) {
+async function measureCpu(bare: Proc, gateway: Proc, others: Array<[string, Proc]>, headers: Record<string, string>, chat: string, stream: string) {
   const jsonCount = quick ? 5_000 : 20_000;
   const streamCount = quick ? 512 : 2_048;
-  const procs: Array<[string, Proc]> = [['bare', bare], ['gateway', gateway]];
-  if (baseline) procs.push(['baseline', baseline]);
+  const procs: Array<[string, Proc]> = [['bare', bare], ['gateway', gateway], ...others];
   const json: Record<string, number> = {};
   const streamed: Record<string, number> = {};
   for (const [name, p] of procs) {

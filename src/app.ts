@@ -34,10 +34,16 @@ const VERSIONS: readonly Version[] = ['v1', 'v2'];
 /** What a request's context names as its endpoint: an API endpoint, the model list, or a pass-through route. */
 type ContextEndpoint = RequestContext['endpoint'];
 
-/** Starts an API request: its context, the runtime it keeps, and its finish when the response closes. */
-function begin(state: GatewayState, version: Version, endpoint: ContextEndpoint, req: Request, res: Response, protocol: ClientProtocol = 'chat'): Context {
+/**
+ * Starts an API request: its context, the runtime it keeps, its trace when
+ * sampled, and its finish when the response closes. `route`: the path
+ * template a pass-through route matched (an API route's is Express's).
+ */
+function begin(state: GatewayState, version: Version, endpoint: ContextEndpoint, req: Request, res: Response, protocol: ClientProtocol, route?: string): Context {
   const runtime = state.runtime;
   const ctx = new Context(version, endpoint, req, res, protocol);
+  const tracing = runtime.tracing;
+  if (tracing !== undefined) ctx.trace = tracing.start(ctx, req, route ?? (req.route as { path?: string } | undefined)?.path ?? endpoint);
   // Anthropic's SDKs read the request id from request-id.
   if (protocol === 'messages') res.setHeader('request-id', ctx.id);
   (req as ApiRequest).runtime = runtime;
@@ -52,6 +58,7 @@ function begin(state: GatewayState, version: Version, endpoint: ContextEndpoint,
       runtime.admission.release(ctx);
       runFinishHooks(runtime.pipeline, ctx, outcome, state.logger);
       logAccess(state.logger, ctx, outcome);
+      ctx.trace?.finish(ctx, outcome, ctx.forwarding);
       runtime.release();
     };
     // onFinish comes after every onRequest that started has settled: what a hook took, onFinish can give back.
@@ -62,8 +69,8 @@ function begin(state: GatewayState, version: Version, endpoint: ContextEndpoint,
 }
 
 /** begin, then the key: the context, or undefined when the key was refused (the 401 went to next). */
-function beginWithKey(state: GatewayState, version: Version, endpoint: ContextEndpoint, req: Request, res: Response, next: NextFunction, protocol: ClientProtocol = 'chat'): Context | undefined {
-  const ctx = begin(state, version, endpoint, req, res, protocol);
+function beginWithKey(state: GatewayState, version: Version, endpoint: ContextEndpoint, req: Request, res: Response, next: NextFunction, protocol: ClientProtocol = 'chat', route?: string): Context | undefined {
+  const ctx = begin(state, version, endpoint, req, res, protocol, route);
   try {
     const { keys } = (req as ApiRequest).runtime;
     ctx.principal = protocol === 'messages' ? authenticate(keys, apiKeyOf(req), MESSAGES_KEY_FORMS) : authenticate(keys, authorizationOf(req));
@@ -116,7 +123,7 @@ function passthroughRoutes(state: GatewayState) {
     const found = state.runtime.passthrough.match(req.method, req.url);
     if (found === undefined) return next();
     if ('allow' in found) return methodNotAllowed(found.allow)(req, res, next);
-    if (beginWithKey(state, found.route.version, 'passthrough', req, res, next) === undefined) return;
+    if (beginWithKey(state, found.route.version, 'passthrough', req, res, next, 'chat', state.runtime.config.passthrough[found.route.index].path) === undefined) return;
     passThrough(req as ApiRequest, res, next, found.route).catch(next);
   };
 }

@@ -26,6 +26,7 @@ import { scoredMetrics } from './fleet/scored-metrics';
 import { startDemoBackend, type DemoBackend } from './demo/backend';
 import { compilePassthrough, passthroughProblems, type PassthroughTable } from './passthrough/routes';
 import { createPassthroughProxy, type PassthroughProxy } from './passthrough/proxy';
+import { createTracing, type Tracing } from './tracing/tracing';
 
 export interface Runtime {
   readonly config: GatewayConfig;
@@ -48,6 +49,8 @@ export interface Runtime {
   readonly dropped: DroppedReporter;
   /** The Responses API's stored turns, when the gateway keeps them. */
   readonly responses: StoredTurns;
+  /** This config's traces (telemetry.traces); undefined when off, and then a request does nothing for them. */
+  readonly tracing?: Tracing;
   /** Counts a request that runs under this runtime. */
   hold(): void;
   /** Its request is done; a retired runtime closes after its last one. */
@@ -122,11 +125,12 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
   const { config, file } = loaded;
   const { routes, resolved } = checkRuntimeConfig(loaded, deps);
 
+  const tracing = createTracing(config, { env: process.env, file, metrics: deps.services.metrics, logger: deps.logger });
   const admission = new Admission(config, deps.services, deps.logger);
   const { leases: _leases, ...services } = deps.services;
   const pipeline = await createPipeline(resolved, { config, logger: deps.logger, services, admission, keptOf: deps.keptOf },
     admission.active ? { name: 'admission', run: (ctx) => admission.admit(ctx) } : undefined)
-    .catch((err: unknown) => { admission.close(); throw err; });
+    .catch(async (err: unknown) => { admission.close(); await tracing?.close(); throw err; });
   const upstreams = new Map<string, Upstream>();
   const reply = createReply(pipeline, deps.logger);
   const fleet = fleetMetrics(deps.services.metrics);
@@ -153,6 +157,7 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     await Promise.allSettled([...upstreams.values()].map((u) => u.close()));
     await closePipeline(pipeline);
     admission.close();
+    await tracing?.close();
   })());
   return {
     config,
@@ -169,6 +174,7 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     reply,
     dropped: droppedReporter(deps.services.metrics, deps.logger),
     responses: new StoredTurns(deps.services.responses, reply),
+    tracing,
     hold: () => { inflight++; },
     release: () => { if (--inflight === 0) retired?.(); },
     retire: () => new Promise<void>((resolve) => {

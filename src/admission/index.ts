@@ -18,6 +18,8 @@ import { compileScopes, keyLimitsOf, limitOf, rankOf, routeLimitsOf, type Scopes
 import type { AdmissionService, ConcurrencyLimit, LeaseScope } from './types';
 import { StoreHealth } from '../redis/store-health';
 import type { LeasePools } from './stores';
+import type { RequestTrace } from '../tracing/request-trace';
+import { isGatewayError } from '../errors';
 
 export const DEFAULT_PREFIX = 'sluice:';
 
@@ -45,8 +47,8 @@ export class SlotSet {
   }
 }
 
-/** The core's own view of a request: its context (src/pipeline/context.ts), with the slots it holds. */
-type Admitted = RequestContext & { slots?: SlotSet };
+/** The core's own view of a request: its context (src/pipeline/context.ts), with the slots it holds and its trace when sampled. */
+type Admitted = RequestContext & { slots?: SlotSet; trace?: RequestTrace };
 
 export class Admission implements AdmissionService {
   private readonly scopes: Scopes;
@@ -116,7 +118,16 @@ export class Admission implements AdmissionService {
   }
 
   private async take(ctx: RequestContext, limits: readonly ConcurrencyLimit[], rank: number): Promise<boolean> {
-    const held = await this.queue.admit(limits, rank, ctx.signal);
+    const trace = (ctx as Admitted).trace;
+    trace?.admissionStart(limits.length);
+    let held: Held | undefined;
+    try {
+      held = await this.queue.admit(limits, rank, ctx.signal);
+    } catch (err) {
+      trace?.admissionEnd(isGatewayError(err) ? err.reason : 'internal_error');
+      throw err;
+    }
+    trace?.admissionEnd(held === undefined ? 'left' : 'admitted');
     if (held === undefined) return false; // the client left while queued: nothing is sent on
     if (ctx.signal.aborted) { // it finished while this was decided (a fallback's slots): they go back at once
       this.queue.release(held);

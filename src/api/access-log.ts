@@ -52,6 +52,8 @@ interface PinoInternals {
 export function accessLine(ctx: Context, outcome: Outcome, time: string, bindings: string): string {
   const l = new Line(`{"level":30${time}${bindings}`);
   l.str('requestId', ctx.id);
+  // A sampled request's trace: the line and its spans found from each other.
+  l.str('traceId', ctx.trace?.traceId);
   l.str('keyId', ctx.principal?.id);
   l.str('org', ctx.principal?.org ?? undefined);
   l.str('endpoint', ctx.endpoint);

@@ -51,6 +51,7 @@ export class FallbackChain implements Fallbacks {
     if (i < 0) return false;
     const next = this.take(left, i);
     const id = left[i].id;
+    ctx.trace?.fallback('fallback', id, ctx.model, err);
     this.switchTo(id, next, () => forwardTo(runtime, ctx, this.endpoint, next, id, this.exchange));
     return true;
   }
@@ -93,6 +94,7 @@ export class FallbackChain implements Fallbacks {
     const id = left[i].id;
     f.relayedText = undefined;
     f.continuation = { prefixTokens: estimateTokens(prefix!.length), cause: err, charsAtStart: f.streamedChars };
+    ctx.trace?.fallback('continuation', id, ctx.model, err, f.continuation.prefixTokens);
     const upstream = this.runtime.upstreams.get(next.upstream)!;
     this.switchTo(id, next, () => {
       const body = JSON.parse(upstream.format.requestBody(ctx, next.upstreamModel ?? id)) as { messages: unknown[] };

@@ -56,6 +56,7 @@ export async function routeAndForward(req: ApiRequest, res: Response, next: Next
     if (ctx.closed) return; // the client left while a hook was waiting
   }
   ctx.forwarding.fail = next;
+  ctx.trace?.sent(ctx);
   if (route.fallbacks.length > 0) ctx.forwarding.fallbacks = new FallbackChain(runtime, ctx, endpoint, route, exchange);
   forwardTo(runtime, ctx, endpoint, route, model, exchange);
 }

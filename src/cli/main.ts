@@ -2,12 +2,11 @@
 // The `sluice` command: serve, keys create|hash, config check, help, --version.
 // bin/sluice.js (the package's bin) builds dist/ when needed and calls runCli;
 // the image runs this file directly: node dist/src/cli/main.js serve.
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, defaultConfigPath, loadConfigFile } from '../config/load';
 import { gatewayConfigCheck } from '../gateway';
 import { createKey, hashInput } from './keys';
+import { packageVersion } from '../version';
 
 export const USAGE = `usage: sluice <command>
 
@@ -29,15 +28,6 @@ function readStdin(): Promise<string> {
     process.stdin.on('data', (c: string) => { text += c; });
     process.stdin.on('end', () => resolve(text));
   });
-}
-
-/** The version in the package.json above this file (src/cli or dist/src/cli alike). */
-function packageVersion(): string {
-  for (let dir = __dirname; dir !== dirname(dir); dir = dirname(dir)) {
-    const file = join(dir, 'package.json');
-    if (existsSync(file)) return String(JSON.parse(readFileSync(file, 'utf8')).version);
-  }
-  return 'unknown';
 }
 
 /** Every problem of a config file, in one round: schema, cross-references and plugin settings; [] when it is valid. */

@@ -74,6 +74,33 @@ export const responsesSchema = z.strictObject({
 }).refine((r) => r.memoryMaxBytes >= r.maxResponseBytes, { message: 'must be at least maxResponseBytes (one response at the cap must fit)', path: ['memoryMaxBytes'] })
   .prefault({});
 
+/**
+ * OpenTelemetry traces (src/tracing, docs/tracing.md): off while absent. A
+ * field left out falls back to the standard OTEL_* variable, then its default.
+ */
+export const tracesSchema = z.strictObject({
+  /** The OTLP/HTTP traces URL, e.g. http://collector:4318/v1/traces. */
+  endpoint: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+  protocol: z.enum(['http/protobuf', 'http/json']).optional(),
+  /** Sent with every export (a collector's or vendor's token, written as ${VAR}). */
+  headers: z.record(z.string(), z.string()).optional(),
+  /** One export's longest wait on the collector. */
+  timeoutMs: intLike(1, 600_000).optional(),
+  /** Root requests sampled at `ratio`; with parentBased, a request carrying a traceparent follows its sampled flag. */
+  sampler: z.strictObject({ ratio: z.number().min(0).max(1).optional(), parentBased: z.boolean().optional() }).optional(),
+  /** Resource attributes of every span (service.name defaults to sluice). */
+  resource: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+  /** Ended spans waiting for export, at most; past it new ones are dropped and counted. */
+  maxQueueSize: intLike(1, 1_000_000).optional(),
+  /** The longest a span waits before its batch goes out. */
+  scheduledDelayMs: intLike(1, 600_000).optional(),
+  /** Prompt and completion text on the server span, as forwarded and as sent back (after the content filter and every rewrite). */
+  captureContent: z.boolean().default(false),
+});
+
+export const telemetrySchema = z.strictObject({ traces: tracesSchema.optional() }).prefault({});
+export type TracesConfig = z.infer<typeof tracesSchema>;
+
 /** Where a plugin may add fields to the config: keys, orgs, a key's or org's `limits`, routes, upstreams. */
 export type FieldPoint = 'keys' | 'orgs' | 'limits' | 'routes' | 'upstreams';
 
@@ -154,6 +181,8 @@ export const upstreamSchema = z.looseObject({
   apis: z.array(z.enum(['chat', 'responses', 'messages'])).min(1).default(['chat']),
   /** Requests in flight to this upstream at once, across replicas (src/admission). */
   maxInFlight: intLike(1, 1_000_000).optional(),
+  /** gen_ai.provider.name on its attempt spans (docs/tracing.md): default openai for format openai, else the upstream's name. */
+  provider: z.string().min(1).max(64).optional(),
 });
 
 /** What a request's body is: never refused or dropped by name. */
@@ -228,6 +257,7 @@ export const configSchema = z.strictObject({
   routes: z.array(routeSchema).default([]),
   passthrough: z.array(passthroughSchema).default([]),
   plugins: z.array(pluginEntrySchema).default([]),
+  telemetry: telemetrySchema,
 });
 
 export type GatewayConfig = z.infer<typeof configSchema>;

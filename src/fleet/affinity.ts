@@ -6,7 +6,7 @@
 // backend holding its prefix cache, and no backend takes more than its bound.
 // Requests without the header are spread by least in-flight.
 import type { Member } from './member';
-import type { Picker } from './picker';
+import type { Picker, PickRequest } from './picker';
 
 /** Ring points per unit of weight: enough that four endpoints split keys within a few per cent. */
 const POINTS_PER_WEIGHT = 160;
@@ -52,7 +52,7 @@ export function affinity(members: readonly Member[], loadFactor: number, spread:
   return {
     pick(all, now, exclude, request) {
       const key = request?.key;
-      if (key === undefined) return spread.pick(all, now, exclude, request);
+      if (key === undefined) return spreadFor(all, now, exclude, request, 'no_key');
       const inflight = all.reduce((sum, m) => sum + m.inflight, 0);
       const n = ring.points.length;
       const start = firstAtOrAfter(ring.points, fnv1a(key));
@@ -61,9 +61,19 @@ export function affinity(members: readonly Member[], loadFactor: number, spread:
         if (!m.availableFor(now, request?.model) || exclude?.has(m)) continue;
         // This request included: an endpoint may hold at most loadFactor times its share, and always one.
         const bound = Math.max(1, Math.ceil(loadFactor * (inflight + 1) * (m.weight / totalWeight)));
-        if (m.inflight < bound) return m;
+        if (m.inflight < bound) {
+          request!.reason = 'affinity';
+          return m;
+        }
       }
-      return spread.pick(all, now, exclude, request);
+      return spreadFor(all, now, exclude, request, 'over_bound');
     },
   };
+
+  /** A request spread by in-flight counts instead, and why. */
+  function spreadFor(all: readonly Member[], now: number, exclude: ReadonlySet<Member> | undefined, request: PickRequest | undefined, why: string): Member | undefined {
+    const m = spread.pick(all, now, exclude, request);
+    if (request !== undefined) request.reason = why;
+    return m;
+  }
 }

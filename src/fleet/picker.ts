@@ -14,6 +14,8 @@ export interface PickRequest {
   readonly messages?: readonly unknown[];
   /** The affinity header's value, when the picker is affinity and the client sent one. */
   readonly key?: string;
+  /** Why the last pick chose its endpoint (the picker's own word: a trace attribute, sluice.picker.reason). */
+  reason?: string;
 }
 
 export interface Picker {
@@ -35,6 +37,7 @@ export function leastInflight(random: () => number = Math.random): Picker {
     pick(members, now, exclude, request) {
       const model = request?.model;
       const candidates = members.filter((m) => m.availableFor(now, model) && !exclude?.has(m));
+      if (request !== undefined) request.reason = candidates.length <= 1 ? 'only_candidate' : 'fewer_in_flight';
       if (candidates.length <= 1) return candidates[0];
       const total = candidates.reduce((sum, m) => sum + m.weight, 0);
       const a = weightedDraw(candidates, total, random);
@@ -54,6 +57,7 @@ export function roundRobin(): Picker {
         const m = slots[(turn + i) % slots.length];
         if (m.availableFor(now, request?.model) && !exclude?.has(m)) {
           turn = (turn + i + 1) % slots.length;
+          if (request !== undefined) request.reason = 'next_in_turn';
           return m;
         }
       }

@@ -78,6 +78,7 @@ export function scoredPicker(deps: ScoredDeps): Picker {
       if (blocks.length > 0) index.record(chosen.member.index, blocks);
       const reason: Decision = !anyFresh ? 'no_metrics' : open.length === 0 ? 'all_saturated' : chosen.matched > 0 ? 'prefix' : 'load';
       deps.decided(reason, blocks.length, chosen.matched);
+      if (request !== undefined) request.reason = reason;
       return chosen.member;
     },
   };

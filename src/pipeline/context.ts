@@ -12,6 +12,7 @@ import { GatewayError } from '../errors';
 import type { Outcome, RequestContext, Timings, Usage } from './contract';
 import type { ClientProtocol } from '../types';
 import { estimateUsage } from '../proxy/usage';
+import type { RequestTrace } from '../tracing/request-trace';
 
 /** The context the gateway attached to a request, if it is an API request. */
 export const contextOf = (req: IncomingMessage): Context | undefined => (req as { sluice?: Context }).sluice;
@@ -107,6 +108,8 @@ export class Context implements RequestContext {
   slots?: object;
   /** The request hooks still running, if one of them was asynchronous: onFinish waits for them. */
   requestHooks?: Promise<void>;
+  /** The request's spans: set only when tracing is on and the request is sampled (src/tracing). */
+  trace?: RequestTrace;
   /** Made only when a plugin asks for the signal: most requests never wait on anything. */
   private abort?: AbortController;
 

@@ -3,6 +3,7 @@
 import type { AttemptResult } from '../fleet/fleet-health';
 import type { RetryReason } from '../fleet/retry-decision';
 import type { Format } from './formats/format';
+import type { AttemptSpan } from '../tracing/attempt-span';
 
 export interface CallSettings {
   upstream: string;
@@ -29,6 +30,8 @@ export interface CallSettings {
 export interface Attempt {
   /** The attempt goes over a connection of its own (a dropped pooled one tried again). */
   readonly fresh: boolean;
+  /** The attempt's span, when the request is sampled. */
+  readonly span: AttemptSpan | undefined;
   /** `retryAfterMs`: the backend's Retry-After on a 429 or 503. */
   retry(why: RetryReason, retryAfterMs?: number): boolean;
   done(result: AttemptResult, retryAfterMs?: number): void;

@@ -50,6 +50,8 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
   private sentAt = -1;
   /** The client is not reading: the backend is paused, and the timer is the client's. */
   private paused = false;
+  /** What ended a failed attempt, for its span: the socket error's code, or timeout. */
+  private code?: string;
 
   constructor(
     private readonly ctx: Context,
@@ -77,6 +79,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
     if (this.mode === 'error') return this.finishError(true);
     // The backend was silent too long: tried elsewhere while nothing reached the client, else the timeout error.
     this.timedOut = true;
+    this.code = 'timeout';
     const end = silenceEnd(this.mode !== undefined);
     this.report(end.result);
     if (!this.ctx.res.headersSent && this.attempt.retry(end.reason!)) return this.abandon();
@@ -107,6 +110,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
     const { ctx, settings } = this;
     ctx.timings.upstreamFirstByte = ctx.elapsed();
     this.status = status;
+    this.attempt.span?.status(status);
     this.headers = headers;
     if (status < 200 || status >= 300) {
       this.mode = 'error';
@@ -182,6 +186,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
     const err = error as NodeJS.ErrnoException;
     const code = typeof err.code === 'string' ? err.code : undefined;
     const timedOut = this.timedOut || isTimeoutCode(code);
+    this.code ??= code;
     if (this.mode === 'error') return this.finishError(false);
     if (this.mode !== undefined) {
       // The answer broke off: the backend's answer about this model.
@@ -291,6 +296,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
     if (this.reported) return;
     this.reported = true;
     this.attempt.done(result, retryAfter);
+    this.attempt.span?.end(result, this.status, this.code);
   }
 
   /** Ends the call with an error; `ended` when the backend's answer is already complete. */

@@ -18,17 +18,31 @@ import { decideRetry, type RetryReason } from '../fleet/retry-decision';
 import type { Attempt, CallSettings } from './attempt';
 import { UpstreamCall } from './call';
 import type { Reply } from './reply';
+import type { AttemptSpan } from '../tracing/attempt-span';
 
 /** An endpoint of the fleet with its connection pool. */
 export interface Backend {
   member: Member;
   origin: string;
+  /** The origin's host and port (server.address and server.port of its attempts' spans). */
+  host: string;
+  port: number;
   base: string;
   pool: Pool;
 }
 
-/** The endpoints one request has tried on this upstream, its counted attempts here, and what the picker knows of it. */
-export interface Tries { tried: Set<Member>; count: number; request: PickRequest; format: Format }
+/**
+ * The endpoints one request has tried on this upstream, its counted attempts
+ * here, and what the picker knows of it; after a retry, why and where it went.
+ */
+export interface Tries {
+  tried: Set<Member>;
+  count: number;
+  request: PickRequest;
+  format: Format;
+  why?: RetryReason;
+  where?: 'elsewhere' | 'same' | 'fresh';
+}
 
 export interface FleetParts {
   name: string;
@@ -39,6 +53,9 @@ export interface FleetParts {
   metrics: FleetMetrics;
   pipeline: Pipeline;
   reply: Reply;
+  /** gen_ai.provider.name and sluice.picker of its attempts' spans. */
+  provider: string;
+  pickerName: string;
   call: CallSettings;
   retry: { attempts: number; backoffMs: number; maxBackoffMs: number; maxRetryAfterWaitMs: number; deadlineMs: number };
   /** The configured upstream headers, names in lower case. */
@@ -70,14 +87,25 @@ export class Fleet {
     if (!fresh) tries.count++; // a dropped idle connection tried again is not a new attempt
     ctx.forwarding.attempts++;
     ctx.forwarding.endpoint = member.url;
-    const call = new UpstreamCall(ctx, p.call, p.pipeline, p.reply, new FleetAttempt(this, ctx, path, body, b, tries, fresh, budgeted), tries.format);
+    const span = ctx.trace === undefined ? undefined : this.span(ctx, b, tries);
+    const call = new UpstreamCall(ctx, p.call, p.pipeline, p.reply, new FleetAttempt(this, ctx, path, body, b, tries, fresh, budgeted, span), tries.format);
     ctx.forwarding.call = call;
-    (fresh ? this.freshConnection(b) : b.pool).dispatch({
-      path: b.base + path,
-      method: 'POST',
-      headers: withPassed({ ...p.headers, 'content-type': 'application/json', accept: ctx.stream ? 'text/event-stream' : 'application/json', 'x-request-id': ctx.id }, ctx, tries.format),
-      body,
-    }, call);
+    const headers = withPassed({ ...p.headers, 'content-type': 'application/json', accept: ctx.stream ? 'text/event-stream' : 'application/json', 'x-request-id': ctx.id }, ctx, tries.format);
+    span?.inject(headers);
+    (fresh ? this.freshConnection(b) : b.pool).dispatch({ path: b.base + path, method: 'POST', headers, body }, call);
+  }
+
+  /** A sampled request's span for this attempt: where it goes, and why there. */
+  private span(ctx: Context, b: Backend, tries: Tries): AttemptSpan {
+    const p = this.parts;
+    const { request, where } = tries;
+    return ctx.trace!.attempt({
+      operation: ctx.endpoint === 'images' ? 'generate_content' : 'chat', provider: p.provider, model: request.model, upstream: p.name,
+      endpoint: b.member.url, host: b.host, port: b.port, attempt: ctx.forwarding.attempts, picker: p.pickerName,
+      // A retry on the same endpoint, or over a fresh connection, was not the picker's choice.
+      pickerReason: where === 'same' ? 'same_endpoint' : where === 'fresh' ? 'fresh_connection' : request.reason,
+      retryReason: tries.why,
+    });
   }
 
   /** Whether an endpoint this request has not tried is in rotation for its model. */
@@ -120,6 +148,7 @@ class FleetAttempt implements Attempt {
     private readonly tries: Tries,
     readonly fresh: boolean,
     private readonly budgeted: boolean,
+    readonly span: AttemptSpan | undefined,
   ) {}
 
   done(result: AttemptResult, retryAfterMs?: number): void {
@@ -149,6 +178,9 @@ class FleetAttempt implements Attempt {
     const fresh = decision.where === 'fresh';
     if (budgeted) p.budget.take();
     p.metrics.retried(p.name, why);
+    tries.why = why;
+    tries.where = decision.where;
+    ctx.trace?.retry(why, decision.where, delayMs);
     if (delayMs === 0) {
       fleet.send(ctx, this.path, this.body, next, tries, fresh, budgeted);
       return true;

@@ -33,6 +33,7 @@ export function createReply(pipeline: Pipeline, logger: Logger): Reply {
       if (ctx.forwarding.settled) return;
       ctx.forwarding.settled = true;
       runHeadHooks(pipeline, ctx, { status: 200, stream: false }, logger);
+      ctx.trace?.answered(body);
       sendJson(ctx.res, 200, body);
     },
     startStream(ctx) {

@@ -57,6 +57,8 @@ export class StreamRelay {
       }
       const data = pipeline.onEvent.length === 0 ? payload : runEventHooks(pipeline, ctx, payload);
       if (data === null) return;
+      // A sampled request's answer is read from the events as the client gets them.
+      if (ctx.trace !== undefined) ctx.trace.event(data, event);
       this.batch += event === undefined ? `data: ${data}\n\n` : `event: ${event}\ndata: ${data}\n\n`;
     };
     ctx.forwarding.stream = transformer;
@@ -109,7 +111,10 @@ export class StreamRelay {
     }
     const res = ctx.res;
     if (this.batch !== '') {
-      ctx.timings.firstEvent ??= ctx.elapsed();
+      if (ctx.timings.firstEvent === undefined) {
+        ctx.timings.firstEvent = ctx.elapsed();
+        ctx.trace?.firstToken();
+      }
       this.wrote = true;
       const batch = this.batch;
       this.batch = '';

@@ -58,7 +58,8 @@ export function createUpstream(name: string, config: UpstreamConfig & UpstreamSe
   };
   const backends: Backend[] = config.members.map((m, i) => {
     const url = new URL(m.url);
-    return { member: new Member(m.url, m.weight, i), origin: url.origin, base: url.pathname.replace(/\/+$/, ''), pool: new Pool(url.origin, { ...connection, connections: config.maxSockets }) };
+    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+    return { member: new Member(m.url, m.weight, i), origin: url.origin, host: url.hostname, port, base: url.pathname.replace(/\/+$/, ''), pool: new Pool(url.origin, { ...connection, connections: config.maxSockets }) };
   });
   const members = backends.map((b) => b.member);
   const health = new FleetHealth(members, config.health, config.modelLabel);
@@ -72,6 +73,7 @@ export function createUpstream(name: string, config: UpstreamConfig & UpstreamSe
   const t = config.timeouts;
   const fleet = new Fleet({
     name, backends, health, budget: new RetryBudget(config.retry.budget), metrics, pipeline, reply, headers, connection,
+    provider: config.provider ?? (config.format === 'openai' ? 'openai' : name), pickerName: config.picker,
     // The config check made sure a scored picker has engine metrics to read.
     picker: createPicker(members, config, () => engines!.picker()),
     call: {
@@ -109,7 +111,7 @@ export function createUpstream(name: string, config: UpstreamConfig & UpstreamSe
       if (t.totalMs !== undefined && !ctx.forwarding.deadline) endAtDeadline(ctx, t.totalMs);
       const now = Date.now();
       // The model and messages as sent upstream (what health is kept by, and prefix affinity hashes), and the affinity key.
-      const request: PickRequest = { model: ctx.route?.upstreamModel ?? ctx.model ?? '', messages: ctx.chat?.messages, key: keyOf(ctx) };
+      const request: PickRequest = { model: ctx.route?.upstreamModel ?? ctx.model ?? '', messages: ctx.chat?.messages, key: keyOf(ctx), reason: undefined };
       const b = fleet.pick(now, request);
       if (b === undefined) {
         const back = health.whenBack(request.model, now);

@@ -22,6 +22,7 @@ function viaPino(ctx: Context, outcome: Outcome): string {
   const d = ctx.error?.details;
   logger.info({
     requestId: ctx.id,
+    traceId: ctx.trace?.traceId,
     keyId: ctx.principal?.id,
     org: ctx.principal?.org ?? undefined,
     endpoint: ctx.endpoint,
@@ -54,8 +55,8 @@ const outcome = (status: number, reason: Outcome['reason'], durationMs: number):
 
 const cases: Array<[string, Context, Outcome]> = [
   ['refused before a key was known', context({ endpoint: 'chat', version: 'v1' }), outcome(401, 'unauthorized', 0.123456)],
-  ['a JSON answer with usage', context({
-    principal: { id: 'team-a', org: 'acme' }, endpoint: 'chat', version: 'v2', model: 'gpt-4o', route: { upstream: 'openai' }, stream: false,
+  ['a JSON answer with usage, traced', context({
+    trace: { traceId: '4bf92f3577b34da6a3ce929d0e0e4736' }, principal: { id: 'team-a', org: 'acme' }, endpoint: 'chat', version: 'v2', model: 'gpt-4o', route: { upstream: 'openai' }, stream: false,
     timings: { upstreamFirstByte: 12.3456 }, forwarding: { attempts: 1, skippedEvents: 0, endpoint: 'http://10.0.0.1:8000/v1' },
     usage: { prompt_tokens: 12, completion_tokens: 10, total_tokens: 22, estimated: false },
   }), outcome(200, null, 44.909)],
