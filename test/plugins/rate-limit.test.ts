@@ -71,10 +71,13 @@ describe('rate-limit plugin, memory store', () => {
 
   it('refuses past the request budget with rate_limited, Retry-After and the metrics details', async () => {
     const { hooks } = await make();
-    await hooks.onRequest!(ctx('k'));
-    await hooks.onRequest!(ctx('k'));
-    await hooks.onRequest!(ctx('k'));
-    const c = ctx('k');
+    // Short prompts: four of them reserve 4 of the 30 tokens, so only the request budget is spent
+    // (with both spent, the one refilling last names the refusal: a millisecond apart, either).
+    const short = () => ctx('k', { texts: ['x'] });
+    await hooks.onRequest!(short());
+    await hooks.onRequest!(short());
+    await hooks.onRequest!(short());
+    const c = short();
     const err = await Promise.resolve(hooks.onRequest!(c)).catch((e: unknown) => e) as GatewayError;
     expect(err).toBeInstanceOf(GatewayError);
     expect(err).toMatchObject({ reason: 'rate_limited', status: 429, param: null, details: { scope: 'key', budget: 'requests' } });
