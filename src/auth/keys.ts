@@ -46,7 +46,7 @@ export function principalOf(id: string, entry: KeyEntry): Principal {
 /** The config's keys, then the runtime ones (`runtime`) whose id the config does not hold. Two map lookups at most, nothing allocated. */
 export function buildKeyIndex(keys: readonly KeyConfig[], runtime?: CredentialSource): KeyIndex {
   const own = new Map<string, Credential>();
-  for (const key of keys) own.set(key.sha256, { principal: principalOf(key.id, key) });
+  for (const { id, sha256, ...entry } of keys) own.set(sha256, { principal: principalOf(id, entry) });
   const configured = new Set(keys.map((k) => k.id));
   return {
     configured,

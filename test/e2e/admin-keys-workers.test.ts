@@ -12,6 +12,7 @@ import { bearer, post, type JsonResponse } from '../support/http';
 import { freePort, spawnGateway, type GatewayProcess } from '../support/process';
 import { deletePrefix, sharedRedisUrl, uniquePrefix } from '../support/redis';
 import { admin, makeAdminKey, within } from '../support/admin';
+import { makeKey } from '../support/gateway';
 import { until } from '../support/wait';
 
 const chat = { model: 'm-1', messages: [{ role: 'user', content: 'hello' }] };
@@ -21,6 +22,8 @@ const PROBES = 4;
 
 describe('runtime keys across workers', () => {
   const adminKey = makeAdminKey();
+  /** A key of the file, to warm every worker up first: what is timed is the key's way there, not a cold start. */
+  const warm = makeKey('warm');
   let backend: Backend;
   const running: GatewayProcess[] = [];
 
@@ -28,6 +31,7 @@ describe('runtime keys across workers', () => {
     server: { host: '127.0.0.1', port: 0, workers: 2, drainSeconds: 1, metrics: { port: 0 } },
     upstreams: { b: { url: backend.base, format: 'openai' } },
     routes: [{ model: '*', upstream: 'b' }],
+    keys: [warm.entry],
     ...extra,
   });
   const spawn = async (extra: Record<string, unknown>): Promise<GatewayProcess> => {
@@ -62,6 +66,7 @@ describe('runtime keys across workers', () => {
         spawn({ ...shared, admin: { keys: [adminKey.digest] } }),
       ]);
       const api = `http://127.0.0.1:${adminPort}`;
+      expect(await allAnswer([one, two], warm.key, 200)).toBe(true);
       const made = await admin(api, 'POST', '/admin/keys', adminKey.key, { id: 'fleet-bot' });
       expect(made.status).toBe(201);
       const key = made.body.key as string;
@@ -87,6 +92,7 @@ describe('runtime keys across workers', () => {
     const settings = { admin: { port: adminPort, keys: [adminKey.digest], keysFile } };
     const first = await spawn(settings);
     const api = `http://127.0.0.1:${adminPort}`;
+    expect(await allAnswer([first], warm.key, 200)).toBe(true);
     const key = (await admin(api, 'POST', '/admin/keys', adminKey.key, { id: 'local-bot' })).body.key as string;
     await within(1000, 'the new key on both workers', () => allAnswer([first], key, 200));
     expect((await servedBy(first, await probe(first, key))).size).toBe(2);

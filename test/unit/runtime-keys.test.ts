@@ -7,7 +7,8 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { authenticate, buildKeyIndex, hashKey } from '../../src/auth/keys';
+import { authenticate, buildKeyIndex, hashKey, principalOf } from '../../src/auth/keys';
+import { compileScopes } from '../../src/admission/scopes';
 import { RuntimeKeys } from '../../src/keys/runtime-keys';
 import type { StoredKey } from '../../src/keys/stored-key';
 import { KeysFileError, readKeysFile } from '../../src/keys/file-store';
@@ -71,6 +72,21 @@ describe('RuntimeKeys', () => {
     keys.remove('a');
     expect([keys.get(hashKey('sk-a')), keys.list().map((r) => r.id)]).toEqual([undefined, ['b']]);
     expect(seen).toEqual([1, 2, 3, 4]);
+  });
+});
+
+describe('in-flight limits of a key made or changed at runtime', () => {
+  const config = validateConfig({ orgs: { acme: { limits: { concurrency: 9 } } }, admin: {} }, 'inline.yaml', {}, gatewayConfigCheck());
+  const scopes = compileScopes(config, 'p:');
+
+  it('are compiled once per principal, so a changed key (a new principal) gets its own', () => {
+    expect(scopes.any).toBe(true); // an admin section may bring limits without a reload
+    const first = principalOf('k', { org: 'acme', limits: { concurrency: 2 }, priority: 'high' });
+    expect(scopes.keyLimits(first)).toBe(scopes.keyLimits(first));
+    expect(scopes.keyLimits(first).limits.map((l) => [l.scope, l.limit, l.key])).toEqual([['key', 2, 'p:{key:k}:inflight'], ['org', 9, 'p:{org:acme}:inflight']]);
+    expect(scopes.keyLimits(first).rank).toBe(0);
+    const changed = principalOf('k', { limits: { concurrency: 5 } });
+    expect(scopes.keyLimits(changed)).toEqual({ limits: [expect.objectContaining({ scope: 'key', limit: 5 })], rank: 1 });
   });
 });
 
