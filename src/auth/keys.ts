@@ -25,10 +25,8 @@ export interface CredentialSource {
   get(digest: string): Credential | undefined;
 }
 
-export interface KeyIndex extends CredentialSource {
-  /** The ids of the config file's keys. */
-  readonly configured: ReadonlySet<string>;
-}
+/** The config's keys and the runtime ones, by digest. */
+export type KeyIndex = CredentialSource;
 
 export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
 
@@ -49,7 +47,6 @@ export function buildKeyIndex(keys: readonly KeyConfig[], runtime?: CredentialSo
   for (const { id, sha256, ...entry } of keys) own.set(sha256, { principal: principalOf(id, entry) });
   const configured = new Set(keys.map((k) => k.id));
   return {
-    configured,
     get(digest) {
       const found = own.get(digest);
       if (found !== undefined || runtime === undefined) return found;

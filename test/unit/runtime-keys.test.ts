@@ -34,7 +34,6 @@ describe('the key index with runtime keys', () => {
     expect(authenticate(index, 'Bearer sk-file').id).toBe('file');
     expect(authenticate(index, 'Bearer sk-late')).toMatchObject({ id: 'late', org: 'acme', entry: { limits: { requests: 5 } } });
     rejection((h: string) => authenticate(index, h), 'Bearer sk-shadow', 'unauthorized');
-    expect(index.configured.has('file')).toBe(true);
   });
 
   it('refuses a key past its expiresAt, saying so and when', () => {
