@@ -15,7 +15,7 @@ import { apiKeyOf, authenticate, authorizationOf, MESSAGES_KEY_FORMS } from './a
 import type { ClientProtocol } from './types';
 import { countMessageTokens, messages } from './api/messages';
 import { cancelRunningResponse, removeResponse, responseInputItems, responses, retrieveResponse } from './api/responses';
-import { errorMiddleware, sendError, toGatewayError } from './api/errors';
+import { errorMiddleware, lastResort } from './api/errors';
 import { sendJson } from './api/json';
 import { logAccess } from './api/access-log';
 import { passThrough } from './passthrough/admit';
@@ -181,10 +181,5 @@ export function createApp(state: GatewayState): GatewayHandler {
     next(new GatewayError('not_found', `No such endpoint: ${req.method} ${path}. See the README for the endpoints this gateway serves.`));
   });
   router.use(errorMiddleware(state.logger));
-  // Reached only if the error middleware itself failed: never leave a request hanging.
-  const lastResort = (res: ServerResponse) => (err?: unknown) => {
-    state.logger.error({ err: (err as Error)?.message }, 'request fell through the router');
-    if (!res.headersSent) sendError(res, toGatewayError(undefined)); else res.destroy();
-  };
-  return (req, res) => router(req as Request, res as Response, lastResort(res));
+  return (req, res) => router(req as Request, res as Response, lastResort(state.logger, res));
 }

@@ -14,6 +14,7 @@ export const REASONS = {
   not_found: 404,
   model_not_found: 404,
   method_not_allowed: 405,
+  conflict: 409,
   request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,

@@ -7,6 +7,7 @@ import type { ExtraCheck, LoadedConfig } from './config/load';
 import type { GatewayConfig } from './config/schema';
 import { PluginRegistry } from './pipeline/registry';
 import type { PluginDefinition, PrimaryLink, Services, WorkerLink } from './pipeline/contract';
+import type { RedisClient } from './types';
 import { buildRuntime, runtimeConfigCheck, type CoreServices, type Runtime } from './runtime';
 import { createMetricsRegistry } from './metrics/registry';
 import { attachRedis, closeRedisClient } from './redis/client';
@@ -16,6 +17,9 @@ import { LeasePools } from './admission/stores';
 import { serveLeases } from './admission/primary-leases';
 import { ResponseState } from './protocols/responses/state';
 import { serveResponses } from './protocols/responses/state';
+import { KeyHost, type KeySource } from './keys/host';
+import { ClusterKeys } from './keys/cluster-keys';
+import { startAdminServer, type AdminServer } from './admin/server';
 import { builtinPlugins } from '../plugins';
 
 export interface Gateway {
@@ -23,6 +27,8 @@ export interface Gateway {
   app: ReturnType<typeof createApp>;
   registry: PluginRegistry;
   services: CoreServices;
+  /** The runtime keys this process keeps itself (undefined in a worker, which follows its primary's): what the admin listener writes to. */
+  keyHost?: KeyHost;
   /** What a new config must pass besides the schema (plugin settings, route lists): loadConfigFile's extra check. */
   check: ExtraCheck;
   /** Builds a runtime from a new config and swaps it in; the old one closes when its requests are done. */
@@ -73,25 +79,30 @@ export async function createGateway(loaded: LoadedConfig, logger: Logger, extraP
   const registry = new PluginRegistry([...builtinPlugins, ...extraPlugins]);
   const shared: Services = { metrics: createMetricsRegistry(), ...(cluster && { cluster }) };
   // The stored responses read Redis from the same services once a config names it.
-  const services: CoreServices = Object.assign(shared, { leases: new LeasePools(cluster), responses: new ResponseState({ services: shared, logger }) });
+  const keyHost = cluster === undefined ? new KeyHost(logger) : undefined;
+  const keys: KeySource = keyHost ?? new ClusterKeys(cluster!, logger);
+  const services: CoreServices = Object.assign(shared, { leases: new LeasePools(cluster), responses: new ResponseState({ services: shared, logger }), keys });
   const kept = new Map<PluginDefinition, unknown>();
   const keptOf = (def: PluginDefinition): unknown => {
     if (def.keep === undefined) return undefined;
     if (!kept.has(def)) kept.set(def, def.keep(services));
     return kept.get(def);
   };
-  const redis = async (config: GatewayConfig): Promise<void> => {
+  const redis = async (next: LoadedConfig): Promise<void> => {
+    const { config } = next;
     await attachRedis(services, config, logger);
     if (services.redis !== undefined && services.storeHealth === undefined) services.storeHealth = new StoreHealth(logger, 'redis', services.metrics);
     watchRedisUp(services.metrics, services);
     services.responses.apply(config);
+    await keys.apply(next, services.redis);
   };
-  await redis(loaded.config);
   const deps = { registry, logger, services, keptOf };
   let runtime: Runtime;
   try {
+    await redis(loaded);
     runtime = await buildRuntime(loaded, deps);
   } catch (err) {
+    await keys.close();
     await services.responses.close();
     await closeRedisClient(services.redis); // a start that fails leaves no connection behind
     throw err;
@@ -102,9 +113,10 @@ export async function createGateway(loaded: LoadedConfig, logger: Logger, extraP
     app: createApp(state),
     registry,
     services,
+    keyHost,
     check: runtimeConfigCheck(deps),
     async swap(next) {
-      await redis(next.config);
+      await redis(next);
       const runtime = await buildRuntime(next, deps);
       const old = state.runtime;
       state.runtime = runtime;
@@ -113,8 +125,22 @@ export async function createGateway(loaded: LoadedConfig, logger: Logger, extraP
     },
     async close() {
       await state.runtime.close();
+      await keys.close();
       await services.responses.close();
       await closeRedisClient(services.redis);
     },
   };
+}
+
+/**
+ * The admin listener (admin.port; none when it is 0 or there is no admin
+ * section), serving the runtime keys this process keeps: one gateway's, or
+ * the primary's for its workers. `current` is the config in force;
+ * `listenOn` overrides admin.host and admin.port (tests: port 0).
+ */
+export async function startAdminListener(host: KeyHost, current: () => LoadedConfig, services: { redis?: RedisClient }, logger: Logger, extraPlugins: PluginDefinition[] = [], listenOn?: { host: string; port: number }): Promise<AdminServer | undefined> {
+  const admin = current().config.admin;
+  if (admin === undefined || (admin.port === 0 && listenOn === undefined)) return undefined;
+  const registry = new PluginRegistry([...builtinPlugins, ...extraPlugins]);
+  return startAdminServer({ current, registry, store: () => host.store, redis: () => services.redis, logger }, listenOn ?? admin);
 }

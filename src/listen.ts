@@ -41,3 +41,22 @@ export function listeningUrl(server: Server): string {
   const addr = server.address() as AddressInfo;
   return `http://${hostPort(addr.address, addr.port)}`;
 }
+
+/** Closes a server and every connection it holds, at once (no drain). */
+export const closeNow = (server: Server): Promise<void> => new Promise<void>((resolve) => {
+  server.close(() => resolve());
+  server.closeAllConnections();
+});
+
+/** A bound listener: its server, base URL (e.g. http://127.0.0.1:9464) and a close that ends it at once. */
+export interface Listener {
+  server: Server;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** `listen`, then the listener. */
+export async function bind(server: Server, port: number, host: string, what: string): Promise<Listener> {
+  await listen(server, port, host, what);
+  return { server, url: listeningUrl(server), close: () => closeNow(server) };
+}

@@ -24,11 +24,15 @@ export function reloadCounter(registry: Registry | undefined): ReloadCounter {
   return counter;
 }
 
-/** The lines and count of a reload that took effect; `before` is the server section it replaced. */
-export function reportReloaded(counter: ReloadCounter, logger: Logger, file: string, before: GatewayConfig['server'], config: GatewayConfig, metricsListenerOn: boolean, extra: Record<string, unknown> = {}): void {
+/** The admin listener's settings: fixed at start, like the server's. */
+const adminListenerOf = (config: Pick<GatewayConfig, 'admin'>) => (config.admin === undefined || config.admin.port === 0 ? null : [config.admin.host, config.admin.port]);
+
+/** The lines and count of a reload that took effect; `before` is the config it replaced. */
+export function reportReloaded(counter: ReloadCounter, logger: Logger, file: string, before: Pick<GatewayConfig, 'server' | 'admin'>, config: GatewayConfig, metricsListenerOn: boolean, extra: Record<string, unknown> = {}): void {
   counter?.inc({ result: 'success' });
   logger.info({ config: file, keys: config.keys.length, routes: config.routes.length, ...extra }, 'config reloaded');
-  if (JSON.stringify(before) !== JSON.stringify(config.server)) logger.warn({ config: file }, 'server.* settings (listeners, workers, body limit aside) take effect only after a restart');
+  if (JSON.stringify(before.server) !== JSON.stringify(config.server)) logger.warn({ config: file }, 'server.* settings (listeners, workers, body limit aside) take effect only after a restart');
+  if (JSON.stringify(adminListenerOf(before)) !== JSON.stringify(adminListenerOf(config))) logger.warn({ config: file }, 'the admin listener (admin.host, admin.port) changes only after a restart; admin keys and the runtime keys\' store apply now');
   warnIfMetricsUncounted(metricsListenerOn, config, logger);
 }
 
@@ -53,7 +57,7 @@ export function createReloader(gateway: Gateway, file: string, logger: Logger, m
   const counter = reloadCounter(gateway.services.metrics);
   return serialized(async () => {
     try {
-      const before = gateway.state.runtime.config.server;
+      const before = gateway.state.runtime.config;
       const runtime = await gateway.swap(loadConfigFile(file, process.env, gateway.check));
       reportReloaded(counter, logger, file, before, runtime.config, metricsListenerOn);
       return true;

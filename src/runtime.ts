@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { GatewayConfig, PluginEntry } from './config/schema';
 import { ConfigError, type ExtraCheck, type LoadedConfig } from './config/load';
 import { buildKeyIndex, type KeyIndex } from './auth/keys';
+import type { KeySource } from './keys/host';
 import { advertiseProblems, compileRoutes, exactModelIds, type RouteTable } from './routing/routes';
 import { closePipeline, createPipeline, type Pipeline } from './pipeline/pipeline';
 import type { PluginRegistry } from './pipeline/registry';
@@ -61,8 +62,8 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/** The process-wide services, with the core's own: the lease stores every config's admission uses, the Responses API's stored turns. */
-export type CoreServices = Services & { leases: LeasePools; responses: ResponseState };
+/** The process-wide services, with the core's own: the lease stores every config's admission uses, the Responses API's stored turns, the runtime keys. */
+export type CoreServices = Services & { leases: LeasePools; responses: ResponseState; keys: KeySource };
 
 export interface RuntimeDeps {
   registry: PluginRegistry;
@@ -127,7 +128,7 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
 
   const tracing = createTracing(config, { env: process.env, file, metrics: deps.services.metrics, logger: deps.logger });
   const admission = new Admission(config, deps.services, deps.logger);
-  const { leases: _leases, ...services } = deps.services;
+  const { leases: _leases, keys: runtimeKeys, ...services } = deps.services;
   const pipeline = await createPipeline(resolved, { config, logger: deps.logger, services, admission, keptOf: deps.keptOf },
     admission.active ? { name: 'admission', run: (ctx) => admission.admit(ctx) } : undefined)
     .catch(async (err: unknown) => { admission.close(); await tracing?.close(); throw err; });
@@ -162,7 +163,8 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
   return {
     config,
     file,
-    keys: buildKeyIndex(config.keys),
+    // Without an admin section, no runtime key is honoured (its source holds none either).
+    keys: buildKeyIndex(config.keys, config.admin === undefined ? undefined : runtimeKeys.keys),
     routes,
     pipeline,
     upstreams,

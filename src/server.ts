@@ -10,15 +10,17 @@ import { createPublicServer } from './http-server';
 import { ConfigError, defaultConfigPath, loadConfigFile, parseConfigText, readConfigText, type LoadedConfig } from './config/load';
 import type { GatewayConfig } from './config/schema';
 import { createLogger, type Logger } from './log';
-import { createGateway, gatewayConfigCheck, warnIfMetricsUncounted, type Gateway } from './gateway';
+import { createGateway, gatewayConfigCheck, startAdminListener, warnIfMetricsUncounted, type Gateway } from './gateway';
+import type { AdminServer } from './admin/server';
 import type { WorkerLink } from './pipeline/contract';
 import { closeDemoBackends } from './runtime';
 import { startMetricsServer, type MetricsServer } from './metrics/server';
 import { drain } from './drain';
 import { createReloader } from './reload';
 import { environmentProblems, logLevelFromEnv } from './env';
-import { ListenError, listen, listeningUrl } from './listen';
+import { closeNow, ListenError, listen, listeningUrl } from './listen';
 import { WorkerStartError } from './cluster/protocol';
+import { KeysFileError } from './keys/file-store';
 
 /** What the signals act on: one gateway, or the primary of several workers. */
 export interface Running {
@@ -34,6 +36,8 @@ export interface RunningGateway extends Running {
   url: string;
   /** The metrics listener; undefined when server.metrics.port is 0 or in a worker. */
   metrics?: MetricsServer;
+  /** The admin listener; undefined without admin.port or in a worker (the primary runs it). */
+  admin?: AdminServer;
 }
 
 export interface StartOptions {
@@ -42,11 +46,6 @@ export interface StartOptions {
   /** The link to the primary, in a worker. */
   cluster?: WorkerLink;
 }
-
-const closeServer = (server: Server) => new Promise<void>((resolve) => {
-  server.close(() => resolve());
-  server.closeAllConnections();
-});
 
 /** Builds the gateway from a loaded config and binds its listeners; says nothing (main() and the primary announce it). */
 export async function startGateway(source: string | LoadedConfig = defaultConfigPath(), logger: Logger = createLogger(), options: StartOptions = {}): Promise<RunningGateway> {
@@ -57,17 +56,22 @@ export async function startGateway(source: string | LoadedConfig = defaultConfig
   });
   const server = createPublicServer(gateway.app, loaded.config.server);
   let metrics: MetricsServer | undefined;
+  let admin: AdminServer | undefined;
   try {
     const { host, port } = loaded.config.server;
     await listen(server, port, host, 'the public API (server.host, server.port)');
     if (options.metricsListener !== false) metrics = await startMetricsListener(gateway, loaded.config.server.metrics);
+    const { state, keyHost } = gateway;
+    if (keyHost !== undefined) admin = await startAdminListener(keyHost, () => state.runtime, gateway.services, logger);
   } catch (err) {
-    if (server.listening) await closeServer(server);
+    if (server.listening) await closeNow(server);
+    await metrics?.close();
     await gateway.close();
     await closeDemoBackends();
     throw err;
   }
   const stop = async (): Promise<void> => {
+    await admin?.close();
     await drain(server, gateway.state, gateway.state.runtime.config.server.drainSeconds * 1000, logger);
     await gateway.close();
     await metrics?.close();
@@ -75,16 +79,17 @@ export async function startGateway(source: string | LoadedConfig = defaultConfig
   };
   // A worker's reloads come from the primary, which reads the file and counts them.
   const reload = options.cluster ? () => Promise.resolve(false) : createReloader(gateway, loaded.file, logger, metrics !== undefined);
-  return { gateway, server, url: listeningUrl(server), metrics, stop, reload };
+  return { gateway, server, url: listeningUrl(server), metrics, admin, stop, reload };
 }
 
 /** One process: the gateway itself, announced. */
 async function startSingle(loaded: LoadedConfig, logger: Logger): Promise<Running> {
   const running = await startGateway(loaded, logger);
-  const { metrics } = running;
+  const { metrics, admin } = running;
   // The pid is the process to signal: SIGHUP reloads, SIGTERM drains (npm or a shell may sit above it).
   logger.info({ url: running.url, config: loaded.file, pid: process.pid }, 'listening');
   if (metrics) logger.info({ url: `${metrics.url}/metrics`, token: loaded.config.server.metrics.token !== undefined }, 'metrics listening');
+  if (admin) logger.info({ url: `${admin.url}/admin/keys` }, 'admin listening');
   warnIfMetricsUncounted(metrics !== undefined, loaded.config, logger);
   return running;
 }
@@ -101,7 +106,7 @@ async function startMetricsListener(gateway: Gateway, options: { host: string; p
 
 /** Why the process cannot start, for stderr: a config's problems one per line, anything else in one line. */
 export function startFailure(err: unknown): string {
-  if (err instanceof ConfigError || err instanceof ListenError || err instanceof WorkerStartError) return err.message;
+  if (err instanceof ConfigError || err instanceof ListenError || err instanceof WorkerStartError || err instanceof KeysFileError) return err.message;
   return `cannot start: ${(err as Error).message}`;
 }
 

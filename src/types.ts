@@ -9,6 +9,25 @@ export interface Principal {
   org: string | null;
   /** Whether the key's allow-list lets it use a model id. */
   mayUse: (model: string) => boolean;
+  /** Whether that allow-list admits every model (none given, or "*"). */
+  anyModel: boolean;
+  /**
+   * The key's entry, from the config file or the admin API: its limits,
+   * priority and the fields plugins add. Policy per key is compiled from
+   * this, once per principal: a key changed at runtime is a new principal,
+   * so a cache keyed on the principal object sees the change.
+   */
+  readonly entry: KeyEntry;
+}
+
+/** What a key's entry holds beyond its id and digest (keys[] in the config, or a key made by the admin API). */
+export interface KeyEntry {
+  readonly org?: string;
+  readonly models?: readonly string[];
+  /** The core's `concurrency` and the plugins' fields (the rate-limit plugin's requests, tokens, windowSeconds). */
+  readonly limits?: Readonly<Record<string, unknown>>;
+  readonly priority?: 'high' | 'normal' | 'low';
+  readonly [field: string]: unknown;
 }
 
 /** The API a client speaks: chat completions, OpenAI's Responses API, or Anthropic's Messages API. */

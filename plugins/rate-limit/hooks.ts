@@ -8,7 +8,7 @@ import { RateLimiterRes } from 'rate-limiter-flexible';
 import { limiterUnavailable, type PluginHooks, type RequestContext, type StoreHealthNotes } from '../../src';
 import { rateLimited, setRateLimitHeaders } from './headers';
 import { decidedInProcess, giveBack, settle } from './limiters';
-import { admitted, decide, type Policy } from './policy';
+import { admitted, decide, type Policy, type PolicyOf } from './policy';
 import { reservationOf, settlement, usedTokens } from './reservation';
 
 /** Per request: the policy and reservation it was admitted under. */
@@ -23,7 +23,7 @@ const same = (answer: unknown): unknown => answer;
 const ignore = (): void => undefined;
 
 export interface HookDeps {
-  policies: ReadonlyMap<string, Policy>;
+  policies: PolicyOf;
   defaultMaxTokens: number;
   logger: Logger;
   /** Present when the counts live in Redis: where each request's budgets were decided. */
@@ -79,7 +79,7 @@ export function createHooks({ policies, defaultMaxTokens, logger, health }: Hook
     state: () => ({}),
 
     onRequest(ctx, state) {
-      const policy = ctx.principal === undefined ? undefined : policies.get(ctx.principal.id);
+      const policy = ctx.principal === undefined ? undefined : policies(ctx.principal);
       if (policy !== undefined) return admitBudgets(ctx, policy, state);
     },
 

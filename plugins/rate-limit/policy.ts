@@ -1,8 +1,10 @@
-// Which budgets a request must pass, compiled once per config: for each key
-// id, its own budgets (or the plugin's defaults when its entry has no
-// `limits`) and its org's. `decide` reads the limiter answers for one request.
+// Which budgets a request must pass: its key's own budgets (or the plugin's
+// defaults when its entry has no `limits`) and its org's. Orgs are compiled
+// once per config; a key's policy once per principal, at its first request,
+// so a key made or changed through the admin API gets its own without a
+// reload. `decide` reads the limiter answers for one request.
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import type { GatewayConfig } from '../../src';
+import type { GatewayConfig, Principal } from '../../src';
 import { storeKey, type BudgetKind, type Scope } from './keys';
 import type { Limiter } from './limiters';
 import { budgetSchema, type Budget } from './settings';
@@ -54,7 +56,6 @@ function budgetsOf(scope: Scope, id: string, limits: Budget | undefined, prefix:
   return out;
 }
 
-/** Key id → policy; keys with no budget at all (own, default or org) are absent: unlimited. */
 /** The plugin's fields of a `limits` block (checked at load by the registry), or undefined when it names no budget. */
 function budgetOf(limits: unknown): Budget | undefined {
   if (limits === undefined) return undefined;
@@ -62,16 +63,22 @@ function budgetOf(limits: unknown): Budget | undefined {
   return budget.requests === undefined && budget.tokens === undefined ? undefined : budget;
 }
 
-export function compilePolicies(config: GatewayConfig, defaults: Budget | undefined, prefix: string, limiterFor: LimiterFor): Map<string, Policy> {
+/** A key's policy; undefined when it has no budget at all (own, default or org): unlimited. */
+export type PolicyOf = (principal: Principal) => Policy | undefined;
+
+export function compilePolicies(config: GatewayConfig, defaults: Budget | undefined, prefix: string, limiterFor: LimiterFor): PolicyOf {
   const orgs = new Map<string, CompiledBudget[]>();
   for (const [name, org] of Object.entries(config.orgs)) orgs.set(name, budgetsOf('org', name, budgetOf(org.limits), prefix, limiterFor));
-  const policies = new Map<string, Policy>();
-  for (const key of config.keys) {
-    const all = [...budgetsOf('key', key.id, key.limits === undefined ? defaults : budgetOf(key.limits), prefix, limiterFor), ...(key.org === undefined ? [] : orgs.get(key.org) ?? [])];
-    if (all.length === 0) continue;
-    policies.set(key.id, { requests: all.filter((b) => b.kind === 'requests'), tokens: all.filter((b) => b.kind === 'tokens') });
-  }
-  return policies;
+  const compile = ({ id, org, entry }: Principal): Policy | null => {
+    const all = [...budgetsOf('key', id, entry.limits === undefined ? defaults : budgetOf(entry.limits), prefix, limiterFor), ...(org === null ? [] : orgs.get(org) ?? [])];
+    return all.length === 0 ? null : { requests: all.filter((b) => b.kind === 'requests'), tokens: all.filter((b) => b.kind === 'tokens') };
+  };
+  const compiled = new WeakMap<Principal, Policy | null>();
+  return (principal) => {
+    let policy = compiled.get(principal);
+    if (policy === undefined) compiled.set(principal, (policy = compile(principal)));
+    return policy ?? undefined;
+  };
 }
 
 /** A request budget's consume() answer: admitted unless it went past the budget. */

@@ -50,3 +50,9 @@ export function errorMiddleware(logger: Logger) {
     sendError(res, error, protocol, requestId);
   };
 }
+
+/** What a router calls when a request falls through it: reached only if the error middleware itself failed; never leaves a request hanging. */
+export const lastResort = (logger: Logger, res: ServerResponse) => (err?: unknown): void => {
+  logger.error({ err: (err as Error)?.message }, 'request fell through the router');
+  if (!res.headersSent) sendError(res, toGatewayError(undefined)); else res.destroy();
+};

@@ -1,27 +1,63 @@
 // Bearer-key authentication. Only SHA-256 digests of keys are configured; the
 // presented key is hashed and looked up, and never logged, echoed or forwarded.
-import { createHash } from 'node:crypto';
+// The index holds the config file's keys and, behind them, the keys made at
+// runtime through the admin API (src/keys/): a runtime key never shadows a
+// configured one, by digest or by id. Expiry is checked at lookup.
+import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../errors';
 import type { KeyConfig } from '../config/schema';
 import { compileGlobList } from './glob';
-import type { Principal } from '../types';
+import type { KeyEntry, Principal } from '../types';
 
 export type { Principal } from '../types';
 
-export type KeyIndex = ReadonlyMap<string, Principal>;
+/** What a digest authenticates as, and until when (ms since the epoch; none: for good). */
+export interface Credential {
+  readonly principal: Principal;
+  readonly expiresAt?: number;
+  /** The digest is a rotated key's old one, valid until expiresAt (its grace period). */
+  readonly rotated?: boolean;
+}
+
+/** Digest → credential: a Map is one. */
+export interface CredentialSource {
+  get(digest: string): Credential | undefined;
+}
+
+/** The config's keys and the runtime ones, by digest. */
+export type KeyIndex = CredentialSource;
 
 export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
 
-export function buildKeyIndex(keys: readonly KeyConfig[]): KeyIndex {
-  const index = new Map<string, Principal>();
-  for (const key of keys) {
-    index.set(key.sha256, { id: key.id, org: key.org ?? null, mayUse: compileGlobList(key.models) });
-  }
-  return index;
+export const KEY_PREFIX = 'sk-sluice-';
+
+/** A new key: 32 random bytes (256 bits), base64url, behind a recognisable prefix. */
+export const newKey = (): string => `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+
+/** The principal of a key entry; its allow-list compiled once, here. */
+export function principalOf(id: string, entry: KeyEntry): Principal {
+  const { models } = entry;
+  return { id, org: entry.org ?? null, mayUse: compileGlobList(models as string[] | undefined), anyModel: models === undefined || models.includes('*'), entry };
 }
 
-const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+/** The config's keys, then the runtime ones (`runtime`) whose id the config does not hold. Two map lookups at most, nothing allocated. */
+export function buildKeyIndex(keys: readonly KeyConfig[], runtime?: CredentialSource): KeyIndex {
+  const own = new Map<string, Credential>();
+  for (const { id, sha256, ...entry } of keys) own.set(sha256, { principal: principalOf(id, entry) });
+  const configured = new Set(keys.map((k) => k.id));
+  return {
+    get(digest) {
+      const found = own.get(digest);
+      if (found !== undefined || runtime === undefined) return found;
+      const late = runtime.get(digest);
+      return late === undefined || configured.has(late.principal.id) ? undefined : late;
+    },
+  };
+}
+
+/** `Authorization: Bearer <key>`: the key is the first group. */
+export const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 const AUTHORIZATION = /^authorization$/i;
 
 /**
@@ -66,11 +102,19 @@ export function authenticate(index: KeyIndex, header: string | undefined, forms 
   if (match === null) {
     throw new GatewayError('unauthorized', `Malformed API key header. Use the form ${forms}.`);
   }
-  const principal = index.get(hashKey(match[1]));
-  if (principal === undefined) {
+  const found = index.get(hashKey(match[1]));
+  if (found === undefined) {
     throw new GatewayError('unauthorized', 'Invalid API key. Check the key, or ask the gateway operator for a new one.');
   }
-  return principal;
+  if (found.expiresAt !== undefined && Date.now() >= found.expiresAt) throw expired(found);
+  return found.principal;
+}
+
+function expired(found: Credential): GatewayError {
+  const at = new Date(found.expiresAt!).toISOString();
+  return new GatewayError('unauthorized', found.rotated
+    ? `This API key was rotated, and its grace period ended at ${at}. Use the key that replaced it.`
+    : `This API key expired at ${at}. Ask the gateway operator for a new one.`);
 }
 
 export function authorizeModel(principal: Principal, model: string): void {

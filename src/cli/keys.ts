@@ -1,12 +1,7 @@
-// `sluice keys create` and `sluice keys hash`: mint keys and digests so no
-// operator edits a hash by hand. The key is printed once and stored nowhere.
-import { randomBytes } from 'node:crypto';
-import { hashKey } from '../auth/keys';
-
-export const KEY_PREFIX = 'sk-sluice-';
-
-/** 32 random bytes (256 bits), base64url, behind a recognisable prefix. */
-export const newKey = (): string => `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+// `sluice keys create` and `sluice keys hash` (offline): mint keys and
+// digests so no operator edits a hash by hand. The key is printed once and
+// stored nowhere.
+import { hashKey, newKey } from '../auth/keys';
 
 export interface KeyEntryOptions {
   id: string;
@@ -33,3 +28,9 @@ export const hashInput = (input: string): string => {
   if (key === '') throw new Error('no key on stdin');
   return hashKey(key);
 };
+
+/** A new admin key and its line under admin.keys. */
+export function adminKeyEntry(): { key: string; entry: string } {
+  const key = newKey();
+  return { key, entry: `    - "${hashKey(key)}"` };
+}

@@ -1,11 +1,13 @@
 #!/usr/bin/env node
-// The `sluice` command: serve, keys create|hash, config check, help, --version.
+// The `sluice` command: serve, keys create|hash (and the admin API's verbs:
+// create|list|show|update|revoke|rotate), config check, help, --version.
 // bin/sluice.js (the package's bin) builds dist/ when needed and calls runCli;
 // the image runs this file directly: node dist/src/cli/main.js serve.
 import { parseArgs } from 'node:util';
 import { ConfigError, defaultConfigPath, loadConfigFile } from '../config/load';
 import { gatewayConfigCheck } from '../gateway';
-import { createKey, hashInput } from './keys';
+import { adminKeyEntry, createKey, hashInput } from './keys';
+import { ADMIN_VERBS, adminUrlOf, runAdminVerb, UsageError } from './admin-keys';
 import { packageVersion } from '../version';
 
 export const USAGE = `usage: sluice <command>
@@ -13,12 +15,20 @@ export const USAGE = `usage: sluice <command>
   sluice serve                      run the gateway in this process (GATEWAY_CONFIG or config/gateway.yaml)
   sluice keys create --id NAME [--org ORG] [--models GLOB,...]
                                     print a new key once, and its config entry
+  sluice keys create --admin        print a new admin key once, and its admin.keys entry
   sluice keys hash                  read a key on stdin, print its SHA-256 digest
+
+  With --admin-url URL (or SLUICE_ADMIN_URL) and SLUICE_ADMIN_KEY, against the admin API:
+  sluice keys create --id NAME [--org ORG] [--models GLOB,...] [--limits JSON] [--priority P] [--expires-at ISO]
+  sluice keys list | show ID | revoke ID
+  sluice keys update ID [--org ORG] [--models ...] [--limits JSON] [--priority P] [--expires-at ISO] [--clear FIELD,...]
+  sluice keys rotate ID [--grace SECONDS]
   sluice config check [FILE]        validate a config without starting anything; exit 0 or 1
   sluice help, --help, -h           print this text
   sluice --version                  print the version
 
-Environment: GATEWAY_CONFIG (config file), PORT (overrides server.port), LOG_LEVEL (info).
+Environment: GATEWAY_CONFIG (config file), PORT (overrides server.port), LOG_LEVEL (info),
+SLUICE_ADMIN_URL and SLUICE_ADMIN_KEY (the admin API, for the keys verbs).
 `;
 
 function readStdin(): Promise<string> {
@@ -56,6 +66,17 @@ async function run(argv: string[]): Promise<number> {
     await import('../server').then((m) => m.main());
     return -1;
   }
+  if (group === 'keys' && (ADMIN_VERBS as readonly string[]).includes(verb) && (verb !== 'create' || adminUrlOf(rest, process.env) !== undefined)) {
+    const printed = await runAdminVerb(verb, rest, process.env);
+    process.stdout.write(printed.stdout);
+    process.stderr.write(printed.stderr);
+    return printed.code;
+  }
+  if (group === 'keys' && verb === 'create' && rest.length === 1 && rest[0] === '--admin') {
+    const { key, entry } = adminKeyEntry();
+    process.stdout.write(`admin key (shown once, store it now): ${key}\n\nadd under admin.keys: in the config\n${entry}\n`);
+    return 0;
+  }
   if (group === 'keys' && verb === 'create') {
     const { values } = parseArgs({ args: rest, options: { id: { type: 'string' }, org: { type: 'string' }, models: { type: 'string' } } });
     if (!values.id) throw new Error('--id NAME is required');
@@ -86,6 +107,7 @@ async function run(argv: string[]): Promise<number> {
 export function runCli(argv: string[]): void {
   run(argv).then((code) => { if (code >= 0) process.exitCode = code; }, (err: Error) => {
     process.stderr.write(`sluice: ${err.message}\n`);
+    if (err instanceof UsageError) process.stderr.write(`\n${USAGE}`);
     process.exitCode = 2;
   });
 }

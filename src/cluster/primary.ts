@@ -15,7 +15,9 @@ import { join } from 'node:path';
 import { Counter, Gauge } from 'prom-client';
 import type { Logger } from 'pino';
 import { ConfigError, parseConfigText, readConfigText, type LoadedConfig } from '../config/load';
-import { gatewayConfigCheck, primaryPlugins, warnIfMetricsUncounted } from '../gateway';
+import { gatewayConfigCheck, primaryPlugins, startAdminListener, warnIfMetricsUncounted } from '../gateway';
+import { keepKeysForWorkers } from '../keys/primary-keys';
+import type { AdminServer } from '../admin/server';
 import { createMetricsRegistry } from '../metrics/registry';
 import { startMetricsServer, type MetricsServer } from '../metrics/server';
 import type { PrimaryLink } from '../pipeline/contract';
@@ -63,6 +65,14 @@ export async function startPrimary({ loaded, text, workers: count, logger }: Pri
   const check = gatewayConfigCheck();
   let current: ConfigText = { text, file: loaded.file };
   let config = loaded.config;
+  // The runtime keys, before any worker asks for them.
+  const keys = keepKeysForWorkers(link, logger);
+  try {
+    await keys.apply(loaded);
+  } catch (err) {
+    await keys.close();
+    throw err;
+  }
 
   const live = new Map<number, Slot>();
   const running = () => [...live.values()].filter((s) => s.started);
@@ -140,21 +150,25 @@ export async function startPrimary({ loaded, text, workers: count, logger }: Pri
   } catch (err) {
     stopping = true;
     await killAll();
+    await keys.close();
     throw err;
   }
   let metrics: MetricsServer | undefined;
+  let admin: AdminServer | undefined;
   const m = config.server.metrics;
-  if (m.port !== 0) {
-    try {
-      metrics = await startMetricsServer(machine, m);
-    } catch (err) {
-      stopping = true;
-      await killAll();
-      throw err;
-    }
+  try {
+    if (m.port !== 0) metrics = await startMetricsServer(machine, m);
+    admin = await startAdminListener(keys.host, () => ({ config, file: current.file }), keys.services, logger);
+  } catch (err) {
+    stopping = true;
+    await metrics?.close();
+    await killAll();
+    await keys.close();
+    throw err;
   }
   logger.info({ url: first.url, config: current.file, pid: process.pid, workers: count }, 'listening');
   if (metrics) logger.info({ url: `${metrics.url}/metrics`, token: m.token !== undefined }, 'metrics listening');
+  if (admin) logger.info({ url: `${admin.url}/admin/keys` }, 'admin listening');
   warnIfMetricsUncounted(metrics !== undefined, config, logger);
 
   const reload = serialized(async () => {
@@ -164,6 +178,7 @@ export async function startPrimary({ loaded, text, workers: count, logger }: Pri
     try {
       next = { text: readConfigText(file), file };
       nextConfig = parseConfigText(next.text, file, process.env, check);
+      await keys.apply({ config: nextConfig, file });
     } catch (err) {
       reportReloadFailed(reloads, logger, file, err);
       return false;
@@ -177,7 +192,7 @@ export async function startPrimary({ loaded, text, workers: count, logger }: Pri
       reportReloadFailed(reloads, logger, file, new ConfigError(file, failed), { workers: targets.length });
       return false;
     }
-    const before = config.server;
+    const before = config;
     current = next;
     config = nextConfig;
     reportReloaded(reloads, logger, file, before, config, metrics !== undefined, { workers: targets.length });
@@ -186,6 +201,7 @@ export async function startPrimary({ loaded, text, workers: count, logger }: Pri
 
   const stop = async (): Promise<void> => {
     stopping = true;
+    await admin?.close();
     for (const t of timers) clearTimeout(t);
     const slots = [...live.values()];
     for (const s of slots) {
@@ -196,6 +212,7 @@ export async function startPrimary({ loaded, text, workers: count, logger }: Pri
     await Promise.all(slots.map((s) => s.exited));
     clearTimeout(deadline);
     await metrics?.close();
+    await keys.close();
   };
 
   return { reload, stop };

@@ -34,8 +34,13 @@ export class WorkerPolls<T> {
     return true;
   }
 
+  /** Answers every open poll with `value`. */
+  answerAll(value: T): void {
+    for (const worker of [...this.open.keys()]) this.answer(worker, value);
+  }
+
   /** Answers every open poll idle (the primary stops). */
   closeAll(): void {
-    for (const worker of [...this.open.keys()]) this.answer(worker, this.idle);
+    this.answerAll(this.idle);
   }
 }

@@ -1,7 +1,7 @@
 // Checks of a whole config beyond its schema, and the salvage of a config
 // that failed it, so that every problem is reported in one round.
 import { z } from 'zod';
-import { keySchema, orgSchema, passthroughSchema, pluginEntrySchema, redisSchema, routeSchema, upstreamSchema, type ConfigView } from './schema';
+import { adminSchema, keySchema, orgSchema, passthroughSchema, pluginEntrySchema, redisSchema, routeSchema, upstreamSchema, type ConfigView } from './schema';
 
 const isMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -44,6 +44,7 @@ export function salvageConfig(raw: unknown): ConfigView {
   const o = isMap(raw) ? raw : {};
   return {
     redis: valid(redisSchema.optional(), o.redis),
+    admin: valid(adminSchema.optional(), o.admin),
     keys: listOf(o.keys, (v) => validFields(keySchema, v)),
     orgs: mapOf(o.orgs, (v) => valid(orgSchema, v)),
     upstreams: mapOf(o.upstreams, (v) => validFields(upstreamSchema, v)),
@@ -71,6 +72,7 @@ export function crossCheck(config: ConfigView): string[] {
     if (key.sha256 !== undefined) seenDigests.add(key.sha256);
     if (key.org !== undefined && orgs !== undefined && !Object.hasOwn(orgs, key.org)) problems.push(`keys[${i}].org: unknown org "${key.org}"`);
   });
+  problems.push(...adminProblems(config));
   for (const [name, upstream] of Object.entries(upstreams ?? {})) {
     if (upstream?.format === undefined) continue;
     if (upstream.format !== 'demo' && upstream.url === undefined && upstream.endpoints === undefined) problems.push(`upstreams.${name}.url: required for format ${upstream.format} (or endpoints: [{url, weight}])`);
@@ -106,5 +108,17 @@ export function crossCheck(config: ConfigView): string[] {
   if (config.redis?.url !== undefined && config.redis.nodes !== undefined) {
     problems.push('redis: give url or nodes, not both');
   }
+  return problems;
+}
+
+/** An admin listener needs an admin key, and an admin key is never a gateway key (it would pass both doors). */
+function adminProblems({ admin, keys }: ConfigView): string[] {
+  if (admin === undefined) return [];
+  const problems: string[] = [];
+  if (admin.port !== 0 && admin.keys.length === 0) problems.push('admin.keys: the admin listener (admin.port) needs at least one admin key\'s SHA-256 digest (sluice keys create --admin)');
+  admin.keys.forEach((digest, i) => {
+    const j = keys?.findIndex((k) => k?.sha256 === digest) ?? -1;
+    if (j !== -1) problems.push(`admin.keys[${i}]: the digest of a gateway key (keys[${j}]); an admin key must be a key of its own`);
+  });
   return problems;
 }

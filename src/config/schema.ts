@@ -57,6 +57,24 @@ export const redisSchema = z.strictObject({
   commandTimeoutMs: intLike(10, 10_000).default(100),
 });
 
+const sha256Digest = z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be the 64 hex digits of the key\'s SHA-256 digest').transform((s) => s.toLowerCase());
+
+/**
+ * The admin API (docs/admin.md): keys made, changed and revoked at runtime,
+ * on a listener of its own, for callers with an admin key. With this section
+ * the gateway honours runtime keys (kept in Redis when `redis` is set, else
+ * in `keysFile`); `port` opens the listener (0: none in this process, as on a
+ * replica that only honours the keys another one serves).
+ */
+export const adminSchema = z.strictObject({
+  host: z.string().min(1).default('127.0.0.1'),
+  port: intLike(0, 65535).default(0),
+  /** SHA-256 digests of the admin keys; none of them may be a gateway key's. */
+  keys: z.array(sha256Digest).default([]),
+  /** Without Redis: the runtime keys' file (relative to the config's folder); default <config file>.keys.json. */
+  keysFile: z.string().min(1).optional(),
+});
+
 /**
  * What the gateway keeps of Responses API turns (`store: true`, OpenAI's
  * default), for `previous_response_id` and GET /v1/responses/{id}: in Redis
@@ -109,7 +127,7 @@ export type FieldPoint = 'keys' | 'orgs' | 'limits' | 'routes' | 'upstreams';
 // not know against them, and names any that nobody declared.
 export const keySchema = z.looseObject({
   id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 letters, digits, dot, dash or underscore'),
-  sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be the 64 hex digits of the key\'s SHA-256 digest').transform((s) => s.toLowerCase()),
+  sha256: sha256Digest,
   org: z.string().min(1).optional(),
   models: z.array(z.string().min(1)).optional(),
   limits: limitsSchema.optional(),
@@ -251,6 +269,7 @@ export const configSchema = z.strictObject({
   redis: redisSchema.optional(),
   admission: admissionSchema,
   responses: responsesSchema,
+  admin: adminSchema.optional(),
   keys: z.array(keySchema).default([]),
   orgs: z.record(z.string(), orgSchema).default({}),
   upstreams: z.record(z.string(), upstreamSchema).default({}),
@@ -262,6 +281,7 @@ export const configSchema = z.strictObject({
 
 export type GatewayConfig = z.infer<typeof configSchema>;
 export type KeyConfig = GatewayConfig['keys'][number];
+export type AdminConfig = NonNullable<GatewayConfig['admin']>;
 export type UpstreamConfig = z.infer<typeof upstreamSchema>;
 export type RouteConfig = GatewayConfig['routes'][number];
 export type Endpoint = z.infer<typeof endpointSchema>;
@@ -277,6 +297,7 @@ export type PassthroughConfig = GatewayConfig['passthrough'][number];
  */
 export interface ConfigView {
   redis?: GatewayConfig['redis'];
+  admin?: GatewayConfig['admin'];
   keys?: ReadonlyArray<Partial<KeyConfig> | undefined>;
   orgs?: Readonly<Record<string, GatewayConfig['orgs'][string] | undefined>>;
   upstreams?: Readonly<Record<string, Partial<UpstreamConfig> | undefined>>;

@@ -11,7 +11,7 @@
 // aggregate of theirs (src/cluster/metrics.ts).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { listen, listeningUrl } from '../listen';
+import { bind, type Listener } from '../listen';
 
 export interface MetricsServerOptions {
   host: string;
@@ -25,12 +25,8 @@ export interface MetricsSource {
   metrics(): Promise<string>;
 }
 
-export interface MetricsServer {
-  server: Server;
-  /** Base URL, e.g. http://127.0.0.1:9464; scrape `${url}/metrics`. */
-  url: string;
-  close(): Promise<void>;
-}
+/** Base URL, e.g. http://127.0.0.1:9464; scrape `${url}/metrics`. */
+export type MetricsServer = Listener;
 
 const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
 
@@ -68,15 +64,7 @@ export function metricsHandler(registry: MetricsSource, token?: string): (req: I
   };
 }
 
-export async function startMetricsServer(registry: MetricsSource, options: MetricsServerOptions): Promise<MetricsServer> {
+export function startMetricsServer(registry: MetricsSource, options: MetricsServerOptions): Promise<MetricsServer> {
   const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, metricsHandler(registry, options.token));
-  await listen(server, options.port, options.host, 'metrics (server.metrics)');
-  return {
-    server,
-    url: listeningUrl(server),
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
-  };
+  return bind(server, options.port, options.host, 'metrics (server.metrics)');
 }

@@ -63,9 +63,9 @@ function namedModel(body: Record<string, unknown> | undefined): string | undefin
  * model is checked as the route's `model`, and refused when the route names
  * none, since the backend would choose one the gateway cannot check.
  */
-function authorize(principal: Principal, model: string | undefined, anyModel: ReadonlySet<string>): void {
+function authorize(principal: Principal, model: string | undefined): void {
   if (model !== undefined) return authorizeModel(principal, model);
-  if (anyModel.has(principal.id)) return;
+  if (principal.anyModel) return;
   throw new GatewayError('model_not_allowed', 'This API key may use only some models, and this request names none the gateway can check. Send "model" in a JSON body, or ask the gateway operator.', { param: 'model' });
 }
 
@@ -74,7 +74,7 @@ export async function passThrough(req: ApiRequest, res: Response, next: NextFunc
   const body = await jsonBodyOf(req, res, route.bodyLimit);
   const model = namedModel(body) ?? route.model;
   if (body !== undefined) ctx.texts = jsonStrings(body);
-  authorize(ctx.principal!, model, runtime.passthrough.anyModel);
+  authorize(ctx.principal!, model);
   ctx.model = model;
   const pending = startRequestHooks(runtime, ctx);
   if (pending !== undefined) await pending;

@@ -23,8 +23,6 @@ export type PassthroughMatch = { route: PassthroughRoute } | { allow: string };
 export interface PassthroughTable {
   /** undefined when no route serves the path: the request goes on to the 404. */
   match(method: string, url: string): PassthroughMatch | undefined;
-  /** Ids of the keys that may use every model (no `models` list, or one with "*"). */
-  anyModel: ReadonlySet<string>;
 }
 
 interface CompiledPath {
@@ -80,7 +78,7 @@ export function passthroughProblems(routes: ReadonlyArray<Partial<PassthroughCon
   return problems;
 }
 
-export function compilePassthrough(config: Pick<GatewayConfig, 'passthrough' | 'keys' | 'server'>): PassthroughTable {
+export function compilePassthrough(config: Pick<GatewayConfig, 'passthrough' | 'server'>): PassthroughTable {
   const defaultBodyLimit = config.server.bodyLimit;
   const compiled = config.passthrough.map((r, index) => ({
     path: compilePath(r.path),
@@ -89,7 +87,6 @@ export function compilePassthrough(config: Pick<GatewayConfig, 'passthrough' | '
     route: { index, version: r.path.slice(1, 3) as Version, upstream: r.upstream, model: r.model, bodyLimit: r.bodyLimit ?? defaultBodyLimit } satisfies PassthroughRoute,
   }));
   return {
-    anyModel: new Set(config.keys.filter((k) => k.models === undefined || k.models.includes('*')).map((k) => k.id)),
     match(method, url) {
       if (compiled.length === 0) return undefined;
       const q = url.indexOf('?');

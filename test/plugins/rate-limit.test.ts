@@ -13,6 +13,7 @@ import { GatewayError } from '../../src/errors';
 import type { Outcome, PluginHooks, RequestContext, Services, Usage } from '../../src/pipeline/contract';
 import { pluginEnv, withState } from './helpers';
 import { gatewayConfigCheck } from '../../src/gateway';
+import { principalOf } from '../../src/auth/keys';
 
 function capture() {
   const lines: Array<Record<string, unknown>> = [];
@@ -36,7 +37,7 @@ function ctx(keyId: string, extra: Partial<RequestContext> = {}): TestCtx {
   const headers: Record<string, string> = {};
   return {
     id: `req-${Math.random()}`, startedAt: 0, version: 'v1', endpoint: 'chat', protocol: 'chat', stream: false, texts: ['x'.repeat(40)], timings: {},
-    principal: { id: keyId, org: keyId === 'k' ? 'acme' : null, mayUse: () => true },
+    principal: principalOf(keyId, config.keys.find((k) => k.id === keyId) ?? {}),
     chat: { model: 'm', messages: [{ role: 'user', content: 'x'.repeat(40) }], stream: false, model_params: {}, texts: ['x'.repeat(40)] } as never,
     setHeader: (n: string, v: string) => { headers[n] = v; },
     signal: new AbortController().signal,

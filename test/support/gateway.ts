@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { validateConfig } from '../../src/config/load';
-import { createGateway, gatewayConfigCheck, type Gateway } from '../../src/gateway';
+import { createGateway, gatewayConfigCheck, startAdminListener, type Gateway } from '../../src/gateway';
+import type { AdminServer } from '../../src/admin/server';
 import { hashKey } from '../../src/auth/keys';
 import type { PluginDefinition } from '../../src/pipeline/contract';
 import { startMetricsServer, type MetricsServer } from '../../src/metrics/server';
@@ -16,6 +17,8 @@ export interface TestGateway {
   gateway: Gateway;
   /** The metrics listener (on its own ephemeral port), when `metrics` was asked for. */
   metrics?: MetricsServer;
+  /** The admin listener (on its own ephemeral port), when `admin` was asked for (the config needs an admin section). */
+  admin?: AdminServer;
   close(): Promise<void>;
 }
 
@@ -39,12 +42,14 @@ function withoutEjection(upstreams: unknown): unknown {
 
 export const silentLogger = () => pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
-export async function startGateway(config: Record<string, unknown>, opts: { file?: string; plugins?: PluginDefinition[]; metrics?: { token?: string }; logger?: pino.Logger; asConfigured?: boolean } = {}): Promise<TestGateway> {
+export async function startGateway(config: Record<string, unknown>, opts: { file?: string; plugins?: PluginDefinition[]; metrics?: { token?: string }; admin?: boolean; logger?: pino.Logger; asConfigured?: boolean } = {}): Promise<TestGateway> {
   const file = opts.file ?? `${process.cwd()}/test/inline.yaml`;
   const upstreams = opts.asConfigured ? config.upstreams : withoutEjection(config.upstreams);
   const validated = validateConfig({ server: { port: 0 }, ...config, upstreams }, file, { ...process.env, PORT: '' }, gatewayConfigCheck(opts.plugins));
-  const gateway = await createGateway({ config: validated, file }, opts.logger ?? silentLogger(), opts.plugins ?? []);
+  const logger = opts.logger ?? silentLogger();
+  const gateway = await createGateway({ config: validated, file }, logger, opts.plugins ?? []);
   const metrics = opts.metrics && await startMetricsServer(gateway.services.metrics!, { host: '127.0.0.1', port: 0, token: opts.metrics.token });
+  const admin = opts.admin ? await startAdminListener(gateway.keyHost!, () => gateway.state.runtime, gateway.services, logger, opts.plugins, { host: '127.0.0.1', port: 0 }) : undefined;
   const server = createPublicServer(gateway.app, validated.server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -53,7 +58,9 @@ export async function startGateway(config: Record<string, unknown>, opts: { file
     server,
     gateway,
     metrics,
+    admin,
     close: async () => {
+      await admin?.close();
       await metrics?.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

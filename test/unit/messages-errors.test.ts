@@ -16,6 +16,7 @@ describe('Messages errors', () => {
     not_found: [404, 'not_found_error'],
     model_not_found: [404, 'not_found_error'],
     method_not_allowed: [405, 'invalid_request_error'],
+    conflict: [409, 'invalid_request_error'],
     request_timeout: [408, 'invalid_request_error'],
     payload_too_large: [413, 'request_too_large'],
     unsupported_media_type: [415, 'invalid_request_error'],

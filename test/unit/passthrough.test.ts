@@ -15,8 +15,8 @@ function problemsOf(config: Record<string, unknown>): string[] {
   throw new Error('expected a ConfigError');
 }
 
-const table = (passthrough: unknown[], keys: unknown[] = []) =>
-  compilePassthrough(validateConfig({ keys, upstreams: { b: { url: 'http://127.0.0.1:9/v1' } }, passthrough }));
+const table = (passthrough: unknown[]) =>
+  compilePassthrough(validateConfig({ upstreams: { b: { url: 'http://127.0.0.1:9/v1' } }, passthrough }));
 
 describe('pass-through config', () => {
   it('names every problem with its path, schema and cross-checks in one round', () => {
@@ -78,15 +78,6 @@ describe('pass-through matching', () => {
     for (const url of ['/v1/embeddings/', '/v1/audio', '/v1/audio/', '/v1/audio/a//b', '/v1/audio/../x', '/v1/audio/./x', '/v1/audio/%2e%2e', '/v1/audio/a%2Fb', '/v2/embeddings']) {
       expect([url, t.match('POST', url)]).toEqual([url, undefined]);
     }
-  });
-
-  it('knows the keys that may use every model', () => {
-    const keys = [
-      { id: 'all', sha256: 'a'.repeat(64) },
-      { id: 'star', sha256: 'b'.repeat(64), models: ['*'] },
-      { id: 'some', sha256: 'c'.repeat(64), models: ['emb-*'] },
-    ];
-    expect([...table([], keys).anyModel]).toEqual(['all', 'star']);
   });
 });
 

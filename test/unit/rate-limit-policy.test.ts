@@ -5,6 +5,7 @@ import { hashTag, hashTagOf, storeKey } from '../../plugins/rate-limit/keys';
 import { admitted, compilePolicies, decide, type Policy } from '../../plugins/rate-limit/policy';
 import { validateConfig } from '../../src/config/load';
 import { gatewayConfigCheck } from '../../src/gateway';
+import { principalOf } from '../../src/auth/keys';
 import { reservationOf, settlement, usedTokens } from '../../plugins/rate-limit/reservation';
 import type { RequestContext } from '../../src/pipeline/contract';
 
@@ -66,9 +67,11 @@ describe('rate-limit: policies and decisions', () => {
     plugins: [{ name: 'rate-limit' }],
   }, 'inline.yaml', {}, gatewayConfigCheck());
   const limiterFor = (points: number, duration: number) => new RateLimiterMemory({ points, duration });
-  const policies = compilePolicies(config, { requests: 3, tokens: undefined, windowSeconds: 60 }, 'p:', limiterFor);
+  const principals = new Map(config.keys.map((k) => [k.id, principalOf(k.id, k)]));
+  const policyOf = compilePolicies(config, { requests: 3, tokens: undefined, windowSeconds: 60 }, 'p:', limiterFor);
+  const policies = { get: (id: string) => policyOf(principals.get(id)!) };
 
-  it('gives a key its own budgets (or the defaults) plus its org\'s; keys with none are absent', () => {
+  it('gives a key its own budgets (or the defaults) plus its org\'s; keys with none have none', () => {
     const own = policies.get('own')!;
     expect(own.requests.map((b) => [b.scope, b.points, b.windowSeconds, b.key])).toEqual([['key', 5, 10, 'p:{key:own}:requests'], ['org', 50, 60, 'p:{org:acme}:requests']]);
     expect(own.tokens.map((b) => [b.scope, b.points])).toEqual([['org', 1000]]);
@@ -76,11 +79,19 @@ describe('rate-limit: policies and decisions', () => {
     expect(policies.get('orgonly')!.tokens.map((b) => [b.scope, b.points])).toEqual([['key', 7], ['org', 1000]]);
     expect(policies.get('free')!.requests.map((b) => [b.scope, b.points])).toEqual([['key', 3]]);
     const noDefaults = compilePolicies(config, undefined, 'p:', limiterFor);
-    expect(noDefaults.has('free')).toBe(false);
-    expect(noDefaults.has('dflt')).toBe(false);
-    expect(noDefaults.get('orgonly')!.requests.map((b) => [b.scope, b.points])).toEqual([['org', 50]]);
+    expect(noDefaults(principals.get('free')!)).toBeUndefined();
+    expect(noDefaults(principals.get('dflt')!)).toBeUndefined();
+    expect(noDefaults(principals.get('orgonly')!)!.requests.map((b) => [b.scope, b.points])).toEqual([['org', 50]]);
     // The org's budgets are compiled once and shared by its keys.
     expect(policies.get('own')!.tokens[0]).toBe(policies.get('orgonly')!.tokens[1]);
+  });
+
+  it('compiles a key once per principal: the same principal gets the same policy, a changed key (a new principal) its own', () => {
+    const own = principals.get('own')!;
+    expect(policyOf(own)).toBe(policyOf(own));
+    const changed = principalOf('own', { ...own.entry, limits: { requests: 9 } });
+    expect(policyOf(changed)!.requests.map((b) => [b.scope, b.points, b.key])).toEqual([['key', 9, 'p:{key:own}:requests'], ['org', 50, 'p:{org:acme}:requests']]);
+    expect(policyOf(own)!.requests[0].points).toBe(5);
   });
 
   const policy = policies.get('own')!; // requests: key 5, org 50; tokens: org 1000
