@@ -47,6 +47,18 @@ export interface Fallbacks {
 const nothing = (): void => undefined;
 
 /**
+ * The client's own request, where a protocol's exchange keeps it (Responses,
+ * Messages): what a backend serving that protocol receives as sent, and what
+ * the request view (ctx.chat, ctx.texts) is made from.
+ */
+export interface RequestSource {
+  /** Rewrites every text of the client's request through `fn`; true when one changed. */
+  rewriteTexts(fn: (text: string) => string): boolean;
+  /** The request view as the request now is: the chat translation and every text it forwards. */
+  view(): { chat: ChatRequest; texts: string[] };
+}
+
+/**
  * How far the forwarding of one request got, and the handles to end it: the
  * core's, not the plugins'. Handles made per request are objects with
  * methods, not closures: a per-request closure stored here kept each request's
@@ -97,6 +109,8 @@ export class Context implements RequestContext {
   image?: ImageRequest;
   stream = false;
   texts: readonly string[] = [];
+  /** Set for a protocol whose client request an exchange keeps (Responses, Messages): rewriteTexts walks it. */
+  source?: RequestSource;
   usage?: Usage;
   error?: GatewayError;
   /** The core's own forwarding state: never part of the plugins' view (RequestContext). */

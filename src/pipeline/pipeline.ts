@@ -11,6 +11,7 @@ export type Hook<K extends keyof Hooks> = { name: string; slot: number; run: Non
 export interface Pipeline {
   readonly names: readonly string[];
   readonly onRequest: ReadonlyArray<Hook<'onRequest'>>;
+  readonly outputRules: ReadonlyArray<Hook<'outputRules'>>;
   readonly onResponseHead: ReadonlyArray<Hook<'onResponseHead'>>;
   readonly onEvent: ReadonlyArray<Hook<'onEvent'>>;
   readonly onStreamEnd: ReadonlyArray<Hook<'onStreamEnd'>>;
@@ -23,17 +24,21 @@ export interface Pipeline {
   readonly logger: Logger;
 }
 
-const PHASE_LISTS = ['onRequest', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish', 'close'] as const;
+const PHASE_LISTS = ['onRequest', 'outputRules', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish', 'close'] as const;
 
 /**
  * A step of the core's own among the request hooks: it runs after every
- * validate-stage plugin and before the rest (admission takes its slots there,
- * so bad input spends nothing and budgets count only admitted requests).
+ * transform- and validate-stage plugin and before the rest (admission takes
+ * its slots there, so bad input spends nothing and budgets count only
+ * admitted requests).
  */
 export interface CoreStep {
   name: string;
   run(ctx: RequestContext): Promise<unknown> | undefined;
 }
+
+/** The stages whose plugins run before the core's step. */
+const BEFORE_CORE: ReadonlySet<string> = new Set(['transform', 'validate']);
 
 /** The env each plugin's create() gets: the config's, with what that plugin keeps for the process. */
 export type ChainEnv = Omit<PluginEnv, 'kept'> & { keptOf(def: PluginDefinition): unknown };
@@ -44,8 +49,10 @@ export async function createPipeline(resolved: Array<{ def: PluginDefinition; se
   const states: Array<(() => unknown) | undefined> = [];
   const { keptOf, ...shared } = env;
   for (const { def, settings } of resolved) {
-    if (core !== undefined && (def.stage ?? 'admit') !== 'validate') lists.onRequest.push(coreHook(core));
-    if ((def.stage ?? 'admit') !== 'validate') core = undefined;
+    if (core !== undefined && !BEFORE_CORE.has(def.stage ?? 'admit')) {
+      lists.onRequest.push(coreHook(core));
+      core = undefined;
+    }
     const hooks = checkHooks(await def.create(settings, { ...shared, kept: keptOf(def) }), def.name) as Hooks;
     const slot = names.length;
     names.push(def.name);
