@@ -24,8 +24,9 @@ const MAX_DEPTH = 64;
 
 export type Rewrite = (text: string) => string;
 
-export function rewriteStrings<T>(value: T, fn: Rewrite): T {
-  return walk(value, fn, false, 0) as T;
+/** `free`: every string of `value` is the caller's data (a tool call's input), names included. */
+export function rewriteStrings<T>(value: T, fn: Rewrite, free = false): T {
+  return walk(value, fn, free, 0) as T;
 }
 
 function walk(value: unknown, fn: Rewrite, free: boolean, depth: number): unknown {

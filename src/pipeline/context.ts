@@ -12,6 +12,7 @@ import { GatewayError } from '../errors';
 import type { Outcome, RequestContext, Timings, Usage } from './contract';
 import type { ClientProtocol } from '../types';
 import { estimateUsage } from '../proxy/usage';
+import type { OutputPolicy } from '../proxy/output/policy';
 
 /** The context the gateway attached to a request, if it is an API request. */
 export const contextOf = (req: IncomingMessage): Context | undefined => (req as { sluice?: Context }).sluice;
@@ -92,6 +93,10 @@ export class Forwarding {
   deadline = false;
   /** A continuation under way: the prefix's tokens, the failure it stands in for, and how much was relayed when it began. */
   continuation?: { prefixTokens: number; cause: unknown; charsAtStart: number };
+  /** What output rules did to the answer: masked text, or cut it (for the access log). */
+  filtered?: 'mask' | 'block';
+  /** The output rules the request's plugins gave its answer; undefined when none did (nothing is checked). */
+  output?: OutputPolicy;
   /** The stream being relayed, set by the call: how a failure after the head ends it in the client's protocol. */
   stream?: { failure?(err: GatewayError): string; readonly lastSequence?: number };
 }

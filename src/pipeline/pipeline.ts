@@ -4,6 +4,7 @@
 import type { Logger } from 'pino';
 import type { PluginDefinition, PluginEnv, PluginHooks, RequestContext } from './contract';
 import { checkHooks } from './hook-check';
+import { outputCounter, type OutputCounter } from '../proxy/output/metrics';
 
 type Hooks = PluginHooks<unknown>;
 export type Hook<K extends keyof Hooks> = { name: string; slot: number; run: NonNullable<Hooks[K]> };
@@ -22,6 +23,8 @@ export interface Pipeline {
   readonly states: ReadonlyArray<(() => unknown) | undefined>;
   /** Where hook failures are logged, with the plugin's name and the request id. */
   readonly logger: Logger;
+  /** Counts what output rules did, when a plugin gives any and there is a metrics registry. */
+  readonly outputCounter?: OutputCounter;
 }
 
 const PHASE_LISTS = ['onRequest', 'outputRules', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish', 'close'] as const;
@@ -63,7 +66,8 @@ export async function createPipeline(resolved: Array<{ def: PluginDefinition; se
     }
   }
   if (core !== undefined) lists.onRequest.push(coreHook(core));
-  return { ...(lists as unknown as Omit<Pipeline, 'names' | 'states' | 'logger'>), names, states, logger: env.logger };
+  const counter = lists.outputRules.length > 0 && env.services.metrics !== undefined ? outputCounter(env.services.metrics) : undefined;
+  return { ...(lists as unknown as Omit<Pipeline, 'names' | 'states' | 'logger'>), names, states, logger: env.logger, outputCounter: counter };
 }
 
 /** The core's step as a request hook with no plugin state (slot -1). */

@@ -22,6 +22,8 @@ import type { Upstream } from '../upstream';
 import { NativeRelay, type NativeDialect } from './native-relay';
 import { ThroughChat } from './through-chat';
 import { translatable } from './plain-chat';
+import { MessagesOutput } from '../output/messages-events';
+import { checkChatAnswer, checkMessageJson } from '../output/answers';
 
 /** A message id in Anthropic's form: msg_ and 24 base62-like characters. */
 export const newMessageId = (): string => `msg_${randomBytes(18).toString('base64url').replace(/[-_]/g, '0').slice(0, 24)}`;
@@ -74,7 +76,9 @@ class MessagesThroughChat implements Format {
   }
 
   respondJson(ctx: Context, text: string, upstream: string): JsonAnswer {
-    const { body, usage } = fromChatJson(parseBackendJson(text, upstream), this.exchange.meta(ctx));
+    const chat = parseBackendJson(text, upstream);
+    checkChatAnswer(ctx, chat);
+    const { body, usage } = fromChatJson(chat, this.exchange.meta(ctx));
     return { body: JSON.stringify(body), usage: usage !== undefined ? coreUsage(usage) : estimateUsage(ctx, contentChars(body.content)) };
   }
 
@@ -97,6 +101,7 @@ class NativeMessages implements Format {
   respondJson(ctx: Context, text: string, upstream: string): JsonAnswer {
     const body = parseBackendJson(text, upstream);
     if (isRecord(body) && ctx.model !== undefined) body.model = ctx.model;
+    checkMessageJson(ctx, body);
     const usage = usageOfJson(body);
     return { body: JSON.stringify(body), usage: usage !== undefined ? coreUsage(usage) : estimateUsage(ctx, 0) };
   }
@@ -122,6 +127,7 @@ const DELTA_TEXT = ['text', 'partial_json', 'thinking'] as const;
 
 export const MESSAGES_DIALECT: NativeDialect = {
   observer: () => new NativeMessagesObserver(),
+  output: (text) => new MessagesOutput(text),
   rename(event, { model }) {
     const message = event.message;
     if (event.type !== 'message_start' || !isRecord(message) || message.model === model) return false;

@@ -19,6 +19,8 @@ import { coreUsage, isRecord, parseBackendJson, type Exchange } from '../exchang
 import type { Upstream } from '../upstream';
 import { NativeRelay, type Names, type NativeDialect, type NativeObserver } from './native-relay';
 import { ThroughChat } from './through-chat';
+import { ResponsesOutput } from '../output/responses-events';
+import { checkChatAnswer, checkResponseJson } from '../output/answers';
 import { translatable } from './plain-chat';
 
 /** One turn of a conversation: the request, the id its answer gets, and the items of the turns it continues. */
@@ -109,7 +111,9 @@ class ResponsesThroughChat implements Format {
   }
 
   respondJson(ctx: Context, text: string, upstream: string): JsonAnswer {
-    const { body, usage } = fromChatJson(parseBackendJson(text, upstream), this.exchange.meta(ctx));
+    const chat = parseBackendJson(text, upstream);
+    checkChatAnswer(ctx, chat);
+    const { body, usage } = fromChatJson(chat, this.exchange.meta(ctx));
     this.exchange.completed(ctx, body);
     return { body: JSON.stringify(body), usage: usage !== undefined ? coreUsage(usage) : estimateUsage(ctx, outputChars(body.output)) };
   }
@@ -140,6 +144,7 @@ class NativeResponses implements Format {
   respondJson(ctx: Context, text: string, upstream: string): JsonAnswer {
     const body = parseBackendJson(text, upstream);
     if (isRecord(body)) RESPONSES_DIALECT.rename({ response: body }, this.exchange.names(ctx));
+    checkResponseJson(ctx, body);
     this.exchange.completed(ctx, body);
     const usage = usageOfJson(body);
     return { body: JSON.stringify(body), usage: usage !== undefined ? coreUsage(usage) : estimateUsage(ctx, isRecord(body) ? outputChars(body.output) : 0) };
@@ -172,6 +177,7 @@ const DELTAS = new Set(['response.output_text.delta', 'response.function_call_ar
 
 export const RESPONSES_DIALECT: NativeDialect = {
   observer: (): NativeObserver => new ResponsesObserver(),
+  output: (text) => new ResponsesOutput(text),
   rename(event, { model, id }) {
     const response = event.response;
     if (!isRecord(response) || (response.model === model && (id === undefined || response.id === id))) return false;
