@@ -26,7 +26,8 @@ const each = (regex: RegExp, text: string, from: number, take: (m: RegExpExecArr
   for (let m = regex.exec(text); m !== null; m = regex.exec(text)) take(m);
 };
 
-const EMAIL = /(?<![\w.%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![\w-]|\.[\w-])/g;
+// Letters of any script in the local part and the domain (internationalised addresses); not part of a longer token.
+const EMAIL = /(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}][\p{L}\p{N}._%+-]{0,63}@(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.)+\p{L}{2,24}(?![\p{L}\p{N}_-]|\.[\p{L}\p{N}_-])/gu;
 
 export const email: Detector = {
   kind: 'email',
@@ -44,8 +45,9 @@ const PHONE = /(?<![\w+#./@-])(?<!\d[ .,-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .
 const NOT_DIGIT = /\D/g;
 // A number grouped by thousands (1 234 567, 12.345.678, an IP's 192.168.100.200) is not a phone number.
 const THOUSANDS = /^\d{1,3}(?:[ .]\d{3})+$/;
-// Nor is a date or a time written with its own separators.
+// Nor is a date written with its own separators, or a list of years.
 const DATE = /^(?:\d{4}[.-]\d{2}[.-]\d{2}|\d{2}[.-]\d{2}[.-]\d{4})(?:$|[ ])/;
+const YEARS = /^(?:(?:19|20)\d\d )+(?:19|20)\d\d$/;
 
 export const phone: Detector = {
   kind: 'phone',
@@ -55,7 +57,7 @@ export const phone: Detector = {
       const digits = m[0].replace(NOT_DIGIT, '');
       const marked = m[0].startsWith('+') || m[0].includes('(');
       if (digits.length < (marked ? 8 : 10) || digits.length > 15) return;
-      if (!marked && (THOUSANDS.test(m[0]) || DATE.test(m[0]))) return;
+      if (!marked && (THOUSANDS.test(m[0]) || DATE.test(m[0]) || YEARS.test(m[0]))) return;
       out.push({ start: m.index, end: m.index + m[0].length, kind: 'phone', value: `${m[0].startsWith('+') ? '+' : ''}${digits}` });
     });
   },

@@ -8,9 +8,9 @@ import type { OutputMatch, OutputRules, OutputScan } from '../../src';
 import { detect, type Detector } from './detectors';
 
 // What could still grow into an address, a number or an IBAN at the end of the text.
-const TAIL_WORD = /[A-Za-z0-9._%+@-]+$/;
+const TAIL_WORD = /[\p{L}\p{N}._%+@-]+$/u;
 const TAIL_NUMBER = /[+(]?\d[\d ().-]*$/;
-const TAIL_UPPER = /(?<![\w])[A-Z]{1,2}(?:\d{1,2}(?: ?[A-Z0-9]){0,30})?$/;
+const TAIL_UPPER = /(?<![\w])[A-Z]{1,2}(?:\d{1,2}(?: ?[A-Z0-9]){0,30} ?)?$/;
 
 export function piiOutputRules(detectors: readonly Detector[], custom: readonly Detector[], action: 'mask' | 'block'): OutputRules {
   const all = [...detectors, ...custom];

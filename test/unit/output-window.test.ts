@@ -82,6 +82,14 @@ describe('the window on the content filter\'s output rules', () => {
     }
   });
 
+  it('catches the term however the answer is cut, one character a piece included', () => {
+    const answer = 'Our Project Bluebird launch';
+    for (let n = 1; n <= answer.length; n++) {
+      const { text, blocked } = stream([['cf', rules]], split(answer, n));
+      expect([n, text, blocked?.kind]).toEqual([n, 'Our ', 'term']);
+    }
+  });
+
   it('lets a word that only begins like a term go, whole words only', () => {
     expect(stream([['cf', rules]], split('the secretary keeps secrets', 10)).text).toBe('the secretary keeps secrets');
   });
