@@ -33,6 +33,15 @@ export class MessagesOutput implements NativeOutput {
       const tail = this.text.end(String(event.index));
       return tail === '' || kind === undefined ? undefined : [{ type: 'content_block_delta', index: event.index, delta: { type: kind, [TEXT_OF[kind]]: tail } }, event];
     }
+    if (event.type === 'message_delta' || event.type === 'message_stop') {
+      // Blocks the backend never stopped: what they hold goes out before the message ends.
+      const tails = this.text.holding('').flatMap((part) => {
+        const kind = this.open.get(Number(part));
+        const tail = this.text.end(part);
+        return kind === undefined || tail === '' ? [] : [{ type: 'content_block_delta', index: Number(part), delta: { type: kind, [TEXT_OF[kind]]: tail } }];
+      });
+      return tails.length > 0 ? [...tails, event] : undefined;
+    }
     const field = event.type === 'content_block_delta' ? TEXT_OF[event.delta?.type] : undefined;
     if (field === undefined || typeof event.delta[field] !== 'string') return undefined;
     const text = this.text.push(String(event.index), event.delta[field]);

@@ -62,15 +62,19 @@ export class ResponsesOutput implements NativeOutput {
       case 'response.content_part.done':
         if (this.text.masked && event.part?.type === 'output_text') event.part.text = this.released.of(partOf(event));
         return this.text.masked ? [event] : undefined;
-      case 'response.output_item.done':
+      case 'response.output_item.done': {
+        const tails = this.tails(`${event.output_index}:`);
         this.open.delete(event.output_index);
         if (this.text.masked) event.item = this.withReleased(event.output_index, event.item);
         this.items.set(event.output_index, event.item);
-        return this.text.masked ? [event] : undefined;
-      default:
-        if (!TERMINAL.has(event.type) || !this.text.masked || !Array.isArray(event.response?.output)) return undefined;
-        event.response.output = event.response.output.map((item: Loose, i: number) => this.withReleased(i, item));
-        return [event];
+        return this.text.masked || tails.length > 0 ? [...tails, event] : undefined;
+      }
+      default: {
+        if (!TERMINAL.has(event.type)) return undefined;
+        const tails = this.tails('');
+        if (this.text.masked && Array.isArray(event.response?.output)) event.response.output = event.response.output.map((item: Loose, i: number) => this.withReleased(i, item));
+        return this.text.masked || tails.length > 0 ? [...tails, event] : undefined;
+      }
     }
   }
 
@@ -90,13 +94,27 @@ export class ResponsesOutput implements NativeOutput {
     const part = partOf(event);
     const tail = this.text.end(part);
     this.released.add(part, tail);
-    const key = event.type === 'response.output_text.done' ? 'text' : 'arguments';
-    if (this.text.masked) event[key] = this.released.of(part);
+    if (this.text.masked) event[event.type === 'response.output_text.done' ? 'text' : 'arguments'] = this.released.of(part);
     if (tail === '') return this.text.masked ? [event] : undefined;
-    const delta: Loose = { type: event.type.replace(/\.done$/, '.delta'), item_id: event.item_id, output_index: event.output_index };
-    if (key === 'text') Object.assign(delta, { content_index: event.content_index ?? 0, delta: tail, logprobs: [] });
-    else delta.delta = tail;
-    return [delta, event];
+    return [this.deltaOf(part, tail), event];
+  }
+
+  /** Deltas for what parts under `prefix` still hold, had the backend skipped their .done events. */
+  private tails(prefix: string): Loose[] {
+    return this.text.holding(prefix).map((part) => {
+      const tail = this.text.end(part);
+      this.released.add(part, tail);
+      return this.deltaOf(part, tail);
+    });
+  }
+
+  /** A delta event carrying `tail` for a part ("<output_index>:<content_index>", or "<output_index>:a" for arguments). */
+  private deltaOf(part: string, tail: string): Loose {
+    const [index, content] = part.split(':');
+    const at = { item_id: this.items.get(Number(index))?.id, output_index: Number(index) };
+    return content === 'a'
+      ? { type: 'response.function_call_arguments.delta', ...at, delta: tail }
+      : { type: 'response.output_text.delta', ...at, content_index: Number(content), delta: tail, logprobs: [] };
   }
 
   /** An output item with its parts' released texts. */

@@ -37,9 +37,11 @@ export class OutputText implements WindowSink {
     return this.run(windows, '', true);
   }
 
-  /** Whether the part holds text back. */
-  holding(part: string): boolean {
-    return this.parts.get(part)?.some((w) => w.holding) ?? false;
+  /** The parts that hold text back, whose prefix is `prefix` (all with ''). */
+  holding(prefix: string): string[] {
+    const out: string[] = [];
+    for (const [part, windows] of this.parts) if (part.startsWith(prefix) && windows.some((w) => w.holding)) out.push(part);
+    return out;
   }
 
   /** A whole text (of a JSON answer, or an event that repeats a part whole): checked as final, in windows of its own. */
