@@ -81,7 +81,8 @@ export const plugin: PluginDefinition<PiiSettings, Placeholders> = {
     return {
       state: () => new Placeholders(),
       onRequest(ctx, placeholders) {
-        if (settings.input === 'refuse') return refuse(ctx);
+        // A pass-through route forwards the client's bytes as sent: what cannot be redacted is refused.
+        if (settings.input === 'refuse' || (settings.input === 'redact' && ctx.endpoint === 'passthrough')) return refuse(ctx);
         if (settings.input === 'allow') {
           for (const text of ctx.texts) count(find(text), 'allow');
           return;

@@ -8,7 +8,7 @@ import { plugin } from '../../plugins/pii';
 import { BUILT_IN, detect } from '../../plugins/pii/detectors';
 import { cardValid, ibanValid, luhnValid } from '../../plugins/pii/checksums';
 import { OutputText } from '../../src/proxy/output/text';
-import type { OutputRules } from '../../src/pipeline/contract';
+import type { OutputRules, RequestContext } from '../../src/pipeline/contract';
 import { chatContext, configProblems, hooksOf, pluginEnv, refusalOf, withState } from './helpers';
 
 const found = (text: string): string[] => detect(Object.values(BUILT_IN), text).map((d) => `${d.kind}:${text.slice(d.start, d.end)}`);
@@ -112,6 +112,12 @@ describe('pii plugin on requests', () => {
     expect(err!.message).toMatch(/an e-mail address/);
     expect(err!.message).not.toMatch(/415|bob/);
     expect(await refusalOf(hooks, chatContext(['Order 2024-000123 shipped on 2024-01-15']))).toBeUndefined();
+  });
+
+  it('refuses what it cannot redact: a pass-through route forwards the bytes as sent', async () => {
+    const hooks = await hooksOf(plugin, {});
+    const ctx = { endpoint: 'passthrough', texts: ['embed bob@example.com'] } as unknown as RequestContext;
+    expect(await refusalOf(hooks, ctx)).toMatchObject({ reason: 'pii_detected' });
   });
 
   it('counts by kind and action, on allow too, without changing the request', async () => {
