@@ -3,7 +3,7 @@
 //
 //   onRequest       before anything reaches a backend; throw a GatewayError to refuse
 //                   (a transform-stage plugin rewrites the request's texts here, through rewriteTexts)
-//   outputRules     once an answer starts: the rules its text is checked against as it flows
+//   outputRules     once the request hooks have run: the rules the answer's text is checked against as it flows
 //   onResponseHead  once, before the response head is written (success or error)
 //   onEvent         each streamed event, synchronously: observe, rewrite or drop it
 //   onStreamEnd     once at the end of a stream, before [DONE]: may add a last event
