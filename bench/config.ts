@@ -9,8 +9,13 @@ export const BENCH_KEY = 'sk-bench-0123456789abcdef0123456789abcdef';
 const TERMS = Array.from({ length: 36 }, (_, i) => `forbidden phrase ${i}`).concat(['credit card dump', 'exploit kit', 'ransom note', 'bioweapon recipe']);
 const PATTERNS = Array.from({ length: 10 }, (_, i) => `\\bsecret-${i}-[a-z]{4,}\\b`).concat(['\\b\\d{4}[ -]?\\d{4}[ -]?\\d{4}[ -]?\\d{4}\\b']);
 
-/** `workers`: server.workers (1 runs the gateway in one process); `traces`: telemetry.traces, when traced. */
-export function benchConfig(backendPort: number, workers = 1, traces?: Record<string, unknown>): string {
+/**
+ * `workers`: server.workers (1 runs the gateway in one process); `traces`:
+ * telemetry.traces, when traced; `output`: the content filter also checks
+ * answers, with the same terms (none of which the backend's answer begins, so
+ * nothing is held back: what is measured is the check itself).
+ */
+export function benchConfig(backendPort: number, workers = 1, { traces, output = false }: { traces?: Record<string, unknown>; output?: boolean } = {}): string {
   const digest = createHash('sha256').update(BENCH_KEY).digest('hex');
   return JSON.stringify({
     server: { host: '127.0.0.1', port: 0, workers, metrics: { port: 0 } },
@@ -19,7 +24,7 @@ export function benchConfig(backendPort: number, workers = 1, traces?: Record<st
     upstreams: { bench: { url: `http://127.0.0.1:${backendPort}/v1`, format: 'openai', maxSockets: 1024 } },
     routes: [{ model: 'bench*', upstream: 'bench' }],
     plugins: [
-      { name: 'content-filter', terms: TERMS, patterns: PATTERNS, contact: 'policy@example.com' },
+      { name: 'content-filter', terms: TERMS, patterns: PATTERNS, contact: 'policy@example.com', ...(output && { output: { terms: TERMS } }) },
       { name: 'limits' },
       { name: 'rate-limit', defaults: { requests: 1_000_000_000, tokens: 1_000_000_000_000, windowSeconds: 60 } },
       { name: 'metrics' },

@@ -21,6 +21,8 @@ import { benchConfig, BENCH_KEY } from './config';
 import { cpuQuota, type CpuQuota } from './cgroup';
 import { generator, runLoad } from './generator';
 import { startTraceSink } from './trace-sink';
+import { outputRulesCost } from './output';
+import { formatTable, round } from './table';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const autocannon = require('autocannon') as (opts: object) => Promise<{ requests: { average: number; total: number }; non2xx: number; errors: number }>;
@@ -59,11 +61,11 @@ type Proc = { child: ChildProcess; port: number };
 const workerShare = Number(process.env.BENCH_WORKER_SHARE ?? 0.75);
 const quotas: CpuQuota[] = [];
 
-async function startGateway(backendPort: number, { serverJs = join(dist, '..', 'src', 'server.js'), workers = 1, quota, traces }: { serverJs?: string; workers?: number; quota?: CpuQuota; traces?: Record<string, unknown> } = {}): Promise<Proc> {
+async function startGateway(backendPort: number, { serverJs = join(dist, '..', 'src', 'server.js'), workers = 1, quota, traces, output }: { serverJs?: string; workers?: number; quota?: CpuQuota; traces?: Record<string, unknown>; output?: boolean } = {}): Promise<Proc> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   const file = join(dir, 'gateway.yaml');
-  writeFileSync(file, benchConfig(backendPort, workers, traces));
+  writeFileSync(file, benchConfig(backendPort, workers, { traces, output }));
   // The same Node flags as `npm start` and the image: the gateway is measured as it runs in production.
   const argv: [string, string[]] = [process.execPath, ['--max-semi-space-size=32', serverJs]];
   const [cmd, args] = quota ? quota.wrap(...argv) : argv;
@@ -82,7 +84,6 @@ async function startGateway(backendPort: number, { serverJs = join(dist, '..', '
   throw new Error('gateway did not become ready');
 }
 
-const round = (n: number, d = 3): number => Math.round(n * 10 ** d) / 10 ** d;
 
 async function main(): Promise<void> {
   const backend = await startChild('backend.js', []);
@@ -93,6 +94,7 @@ async function main(): Promise<void> {
   const sink = await startTraceSink();
   const sampledOut = await startGateway(backend.port, { traces: { endpoint: sink.url, sampler: { ratio: 0 } } });
   const sampledAll = await startGateway(backend.port, { traces: { endpoint: sink.url, sampler: { ratio: 1 }, maxQueueSize: 1_000_000 } });
+  const withOutput = await startGateway(backend.port, { output: true });
   // The scaling pair: 1 and 2 workers, each worker with its share of a core.
   // Both held to their share, or neither (no cgroup here).
   const quota1 = cpuQuota('sluice-bench-1', workerShare);
@@ -176,6 +178,10 @@ async function main(): Promise<void> {
     }
   }
 
+  process.stderr.write('output rules...\n');
+  const gw = (p: Proc) => ({ url: `http://127.0.0.1:${p.port}/v1/chat/completions`, pid: p.child.pid! });
+  const outputRules = await outputRulesCost(gw(gateway), gw(withOutput), headers, streamBody(20, 20), streamBody(20, 0), quick);
+
   process.stderr.write('concurrency...\n');
   const conc: Record<string, Record<Name, ConcurrencyResult>> = {};
   let peakRss = idleRss;
@@ -211,6 +217,7 @@ async function main(): Promise<void> {
         addedGapMs: { p50: round(percentile(protocolGaps[p], 50) - percentile(gaps.direct, 50)), p99: round(percentile(protocolGaps[p], 99) - percentile(gaps.direct, 99)) },
       }])),
     },
+    outputRules,
     concurrency: conc,
     rssMb: { idle: round(idleRss, 1), peak512: round(peakRss, 1), workers2Idle: round(workers2IdleRss, 1), workers2Loaded: round(workers2LoadedRss, 1) },
   };
@@ -223,6 +230,7 @@ async function main(): Promise<void> {
     'added latency p99 <= 1 ms': result.addedLatencyMs.p99 <= 1,
     'added first event p99 <= 2 ms': result.stream.addedFirstEventMs.p99 <= 2,
     'added gap p99 <= 0.5 ms': result.stream.addedGapMs.p99 <= 0.5,
+    'output rules on: gap p99 within 1 ms of off': Math.abs(outputRules.addedGapP99Ms) <= 1,
     '512 streams: no stall (gap > 250 ms), no failure': conc[512].gateway.failed === 0 && conc[512].gateway.stalled === 0,
     'RSS idle <= 100 MB, peak <= 250 MB': result.rssMb.idle <= 100 && result.rssMb.peak512 <= 250,
   };
@@ -230,43 +238,6 @@ async function main(): Promise<void> {
   const out = join(dist, '..', '..', 'bench', 'results', `${result.date.replace(/[:.]/g, '-')}.json`);
   writeFileSync(out, `${JSON.stringify({ ...result, targetsMet }, null, 2)}\n`);
   process.stdout.write(formatTable(result, targetsMet) + `\nwritten: ${out}\n`);
-}
-
-function formatTable(r: any, met: Record<string, boolean>): string {
-  const rows: string[][] = [
-    ['measure', 'direct', 'bare proxy', 'gateway', 'gateway - direct'],
-    ['throughput, req/s (32 conns)', r.throughput.direct, r.throughput.bare, r.throughput.gateway, `${r.throughput.gatewayOverBare} x bare`],
-    ['latency p50, ms (1 conn)', r.latencyMs.direct.p50, r.latencyMs.bare.p50, r.latencyMs.gateway.p50, r.addedLatencyMs.p50],
-    ['latency p99, ms (1 conn)', r.latencyMs.direct.p99, r.latencyMs.bare.p99, r.latencyMs.gateway.p99, r.addedLatencyMs.p99],
-    ['first event p50, ms', r.stream.firstEventMs.direct.p50, r.stream.firstEventMs.bare.p50, r.stream.firstEventMs.gateway.p50, r.stream.addedFirstEventMs.p50],
-    ['first event p99, ms', r.stream.firstEventMs.direct.p99, r.stream.firstEventMs.bare.p99, r.stream.firstEventMs.gateway.p99, r.stream.addedFirstEventMs.p99],
-    ['event gap p50, ms (20 ms paced)', r.stream.gapMs.direct.p50, r.stream.gapMs.bare.p50, r.stream.gapMs.gateway.p50, r.stream.addedGapMs.p50],
-    ['event gap p99, ms (20 ms paced)', r.stream.gapMs.direct.p99, r.stream.gapMs.bare.p99, r.stream.gapMs.gateway.p99, r.stream.addedGapMs.p99],
-    ...Object.entries(r.stream.protocols as Record<string, { addedFirstDeltaMs: { p50: number; p99: number }; addedGapMs: { p50: number; p99: number } }>).map(([p, s]) => [
-      `${p} (translated): added first text delta p50 / p99, gap p99, ms`, '', '', '', `${s.addedFirstDeltaMs.p50} / ${s.addedFirstDeltaMs.p99}, ${s.addedGapMs.p99}`]),
-    ...[128, 512].map((n) => [`${n} streams: stalled/failed`, ...['direct', 'bare', 'gateway'].map((t) => `${r.concurrency[n][t].stalled}/${r.concurrency[n][t].failed}`), '']),
-    ...[128, 512].map((n) => [`${n} streams: worst gap / first event, ms`, ...['direct', 'bare', 'gateway'].map((t) => `${r.concurrency[n][t].maxGapMs} / ${r.concurrency[n][t].maxFirstEventMs}`), '']),
-    [`gateway at 1 / 2 workers, req/s (${typeof r.workers.coresPerWorker === 'number' ? `${r.workers.coresPerWorker} core each` : 'no quota'})`, '', '', `${r.workers.one.rps} / ${r.workers.two.rps}`, `${r.workers.twoOverOne} x 1 worker`],
-    ['CPU cores in use at 1 / 2 workers: gateway', '', '', `${r.workers.one.cores.gateway} / ${r.workers.two.cores.gateway}`, 'all its processes'],
-    ['CPU cores in use at 1 / 2 workers: load, backend', '', '', `${r.workers.one.cores.load}, ${r.workers.one.cores.backend} / ${r.workers.two.cores.load}, ${r.workers.two.cores.backend}`, ''],
-    ['gateway req/s per gateway core at 1 / 2 workers', '', '', `${r.workers.one.rpsPerCore} / ${r.workers.two.rpsPerCore}`, ''],
-    ['gateway RSS idle / 512-stream peak, MB', '', '', `${r.rssMb.idle} / ${r.rssMb.peak512}`, ''],
-    ['gateway RSS at 2 workers idle / after load, MB', '', '', `${r.rssMb.workers2Idle} / ${r.rssMb.workers2Loaded}`, 'primary + workers'],
-    ['CPU µs per JSON request', '', r.cpuMicrosPerRequest.json.bare, r.cpuMicrosPerRequest.json.gateway, `${round(r.cpuMicrosPerRequest.json.gateway / r.cpuMicrosPerRequest.json.bare, 2)} x bare`],
-    ['CPU µs per streamed request (20 events)', '', r.cpuMicrosPerRequest.stream.bare, r.cpuMicrosPerRequest.stream.gateway, `${round(r.cpuMicrosPerRequest.stream.gateway / r.cpuMicrosPerRequest.stream.bare, 2)} x bare`],
-    ...(['json', 'stream'] as const).map((k) => [`CPU µs per ${k === 'json' ? 'JSON' : 'streamed'} request, tracing off / sampled out / every request`, '', '',
-      `${r.cpuMicrosPerRequest[k].gateway} / ${r.cpuMicrosPerRequest[k].tracedSampledOut} / ${r.cpuMicrosPerRequest[k].tracedAll}`,
-      `+${round(100 * (r.cpuMicrosPerRequest[k].tracedSampledOut / r.cpuMicrosPerRequest[k].gateway - 1), 1)} % / +${round(100 * (r.cpuMicrosPerRequest[k].tracedAll / r.cpuMicrosPerRequest[k].gateway - 1), 1)} %`]),
-    ...(r.cpuMicrosPerRequest.json.baseline === undefined ? [] : [
-      ['baseline gateway CPU µs per JSON / streamed request', '', '', `${r.cpuMicrosPerRequest.json.baseline} / ${r.cpuMicrosPerRequest.stream.baseline}`, 'BENCH_BASELINE'],
-      ['baseline gateway throughput, req/s (32 conns)', '', '', r.throughput.baseline, `${r.throughput.baselineOverBare} x bare`],
-    ]),
-  ].map((row) => row.map(String));
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
-  const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
-  const table = [line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
-  const checks = Object.entries(met).map(([k, v]) => `${v ? 'met ' : 'MISS'}  ${k}`).join('\n');
-  return `Sluice benchmark ${r.date} — ${r.machine.cpus} x ${r.machine.cpu}, ${r.machine.memGiB} GiB, Node ${r.machine.node}, load from ${r.loadGenerator}${r.quick ? ' (quick)' : ''}\n\n${table}\n\n${checks}\n`;
 }
 
 interface LoadRun {

@@ -4,5 +4,6 @@ import { plugin as contentFilter } from './content-filter';
 import { plugin as limits } from './limits';
 import { plugin as rateLimit } from './rate-limit';
 import { plugin as metrics } from './metrics';
+import { plugin as pii } from './pii';
 
-export const builtinPlugins: PluginDefinition<any>[] = [contentFilter, limits, rateLimit, metrics];
+export const builtinPlugins: PluginDefinition<any>[] = [pii, contentFilter, limits, rateLimit, metrics];

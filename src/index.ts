@@ -8,9 +8,10 @@ export { intLike, sizeLike } from './config/values';
 export {
   STAGES,
   type Awaitable, type EventVerdict, type Outcome, type PluginDefinition, type PluginEnv, type PluginHooks,
-  type FieldPoint, type PrimaryLink, type RequestContext, type ResponseHead, type Services, type Stage, type StoreHealthNotes, type StreamEvent, type Usage, type WorkerLink,
+  type FieldPoint, type OutputMatch, type OutputRules, type OutputScan, type PrimaryLink, type RequestContext, type ResponseHead, type Services, type Stage, type StoreHealthNotes, type StreamEvent, type Usage, type WorkerLink,
 } from './pipeline/contract';
 export type { ChatMessage, ChatRequest, ClientProtocol, ContentPart, ImageRequest, Principal, RedisClient, Route, ToolCall } from './types';
 export { type ConfigView, type GatewayConfig, type Limits } from './config/schema';
 export { exactModelIds } from './routing/routes';
 export { estimateTokens, promptChars } from './proxy/usage';
+export { rewriteTexts } from './api/rewrite-texts';

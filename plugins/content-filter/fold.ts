@@ -14,7 +14,7 @@ import { foldConfusables } from './confusables';
 
 // Format (zero-width space and joiners, soft hyphen, bidi marks), controls but the whitespace ones,
 // and the fillers and variation selectors Cf leaves out.
-const INVISIBLE = '[\\p{Cf}\\x00-\\x08\\x0e-\\x1f\\x7f-\\x84\\x86-\\x9f\\u034f\\u115f\\u1160\\u3164\\uffa0\\u180b-\\u180d\\ufe00-\\ufe0f]';
+export const INVISIBLE = '[\\p{Cf}\\x00-\\x08\\x0e-\\x1f\\x7f-\\x84\\x86-\\x9f\\u034f\\u115f\\u1160\\u3164\\uffa0\\u180b-\\u180d\\ufe00-\\ufe0f]';
 const INVISIBLE_RUN = new RegExp(`${INVISIBLE}+`, 'gu');
 const WHITESPACE_RUN = /\s{2,}|[^\S ]/gu;
 const MARK = '[\\p{Mn}\\p{Me}]';

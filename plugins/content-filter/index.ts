@@ -4,26 +4,42 @@
 // whole words or phrases, on text folded as a reader sees it: fold.ts) or
 // matches a configured regular expression. The answer is the interface's
 // content_filter error and never says which rule matched, so callers cannot
-// probe the rules.
+// probe the rules. With `output`, answers are checked too, as they stream
+// (output.ts): a match cuts the answer (block) or is replaced (mask).
 //
-//   - { name: content-filter, terms: ["forbidden phrase"], patterns: ["\\bcredit card number\\b"], contact: "policy@example.com" }
+//   - { name: content-filter, terms: ["forbidden phrase"], patterns: ["\\bcredit card number\\b"], contact: "policy@example.com",
+//       output: { terms: ["project bluebird"], action: block } }
 import { z } from 'zod';
 import { GatewayError, type PluginDefinition } from '../../src';
 import { compileMatcher } from './matcher';
+import { outputRules } from './output';
+
+const regex = z.string().min(1).superRefine((p, ctx) => {
+  try {
+    new RegExp(p, 'iu');
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: `not a valid regular expression: ${(err as Error).message}` });
+  }
+});
+
+/** The longest a pattern's match may be when a plain string names it: what streaming answers hold back for it. */
+const DEFAULT_PATTERN_CHARS = 64;
+
+const outputSchema = z.strictObject({
+  terms: z.array(z.string().trim().min(1)).default([]),
+  // A pattern cannot say how long its matches are: the stream holds back that many characters for it.
+  patterns: z.array(z.union([regex, z.strictObject({ pattern: regex, maxChars: z.number().int().min(1).max(4096) })]))
+    .default([]).transform((list) => list.map((p) => (typeof p === 'string' ? { pattern: p, maxChars: DEFAULT_PATTERN_CHARS } : p))),
+  action: z.enum(['block', 'mask']).default('block'),
+  mask: z.string().default('[redacted]'),
+});
 
 const settingsSchema = z.strictObject({
   terms: z.array(z.string().trim().min(1)).default([]),
-  patterns: z.array(z.string().min(1)).default([]),
+  patterns: z.array(regex).default([]),
   contact: z.string().min(1).optional(),
   policyUrl: z.string().min(1).optional(),
-}).superRefine((s, ctx) => {
-  s.patterns.forEach((p, i) => {
-    try {
-      new RegExp(p, 'iu');
-    } catch (err) {
-      ctx.addIssue({ code: 'custom', path: ['patterns', i], message: `not a valid regular expression: ${(err as Error).message}` });
-    }
-  });
+  output: outputSchema.optional(),
 });
 
 export type ContentFilterSettings = z.infer<typeof settingsSchema>;
@@ -44,10 +60,12 @@ export const plugin: PluginDefinition<ContentFilterSettings> = {
     const matches = compileMatcher(settings.terms, settings.patterns);
     const message = refusalMessage(settings);
     const refuse = () => new GatewayError('content_filter', message, { param: 'prompt' });
+    const output = settings.output === undefined ? undefined : outputRules(settings.output);
     return {
       onRequest(ctx) {
         for (const text of ctx.texts) if (matches(text)) throw refuse();
       },
+      ...(output !== undefined && { outputRules: () => output }),
     };
   },
 };

@@ -71,6 +71,8 @@ export function accessLine(ctx: Context, outcome: Outcome, time: string, binding
   const d = ctx.error?.details;
   if (d?.kind !== undefined && d.upstream !== undefined) l.text += `,"upstreamError":${JSON.stringify({ kind: d.kind, phase: d.phase, code: d.code })}`;
   l.num('skippedEvents', ctx.forwarding.skippedEvents || undefined);
+  // What output rules did to the answer: "mask" (text replaced), "block" (cut there); never what matched.
+  l.str('filtered', ctx.forwarding.filtered);
   l.str('upstreamEndpoint', ctx.forwarding.endpoint);
   l.num('attempts', ctx.forwarding.attempts || undefined);
   const u = ctx.usage;

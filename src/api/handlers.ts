@@ -5,7 +5,7 @@ import { GatewayError } from '../errors';
 import { authorizeModel } from '../auth/keys';
 import type { Endpoint } from '../config/schema';
 import type { Context } from '../pipeline/context';
-import { runRequestHooks } from '../pipeline/runner';
+import { runOutputRulesHooks, runRequestHooks } from '../pipeline/runner';
 import type { Runtime } from '../runtime';
 import { parseChatRequest } from './chat-request';
 import { parseImageRequest } from './image-request';
@@ -57,6 +57,7 @@ export async function routeAndForward(req: ApiRequest, res: Response, next: Next
   }
   ctx.forwarding.fail = next;
   ctx.trace?.sent(ctx);
+  if (runtime.pipeline.outputRules.length > 0) ctx.forwarding.output = runOutputRulesHooks(runtime.pipeline, ctx);
   if (route.fallbacks.length > 0) ctx.forwarding.fallbacks = new FallbackChain(runtime, ctx, endpoint, route, exchange);
   forwardTo(runtime, ctx, endpoint, route, model, exchange);
 }

@@ -9,8 +9,6 @@ import { GatewayError } from '../errors';
 import { authorizeModel } from '../auth/keys';
 import { countTokens } from '../protocols/messages/count-tokens';
 import { parseCountTokensRequest, parseMessagesRequest } from '../protocols/messages/request';
-import { messagesTexts } from '../protocols/messages/texts';
-import { toChat } from '../protocols/messages/to-chat';
 import { MessagesExchange } from '../proxy/exchanges/messages';
 import { routeAndForward, routeOf, type ApiRequest } from './handlers';
 import { sendJson } from './json';
@@ -21,19 +19,18 @@ export async function messages(req: Request, res: Response, next: NextFunction):
   const request = parseMessagesRequest(req.body);
   const route = routeOf(r, 'chat');
   const native = route !== undefined && runtime.upstreams.get(route.upstream)!.apis.includes('messages');
-  const { messages: chatMessages, params, dropped } = toChat(request, {
+  const exchange = new MessagesExchange(request, {
     serverTools: native ? 'drop' : route?.hostedTools ?? 'drop',
     assistantPrefix: route?.assistantPrefix?.params,
   });
-  const texts: string[] = [];
-  messagesTexts(request, texts);
-  const stream = request.stream === true;
-  ctx.chat = { model: request.model, messages: chatMessages, stream, model_params: params, texts };
+  const { chat, texts, dropped } = exchange.view();
+  ctx.source = exchange;
+  ctx.chat = chat;
   ctx.texts = texts;
   ctx.model = request.model;
-  ctx.stream = stream;
+  ctx.stream = chat.stream;
   if (!native) runtime.dropped.report(ctx, dropped);
-  await routeAndForward(r, res, next, 'chat', route, new MessagesExchange(req.body as Record<string, unknown>));
+  await routeAndForward(r, res, next, 'chat', route, exchange);
 }
 
 export function countMessageTokens(req: Request, res: Response): void {

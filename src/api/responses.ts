@@ -5,7 +5,7 @@
 // in the protocol its backend serves (src/proxy/exchanges/responses.ts).
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../errors';
-import { itemTexts, newResponseId, parseResponsesRequest, responsesTexts, toChat, type StoredItem } from '../protocols/responses';
+import { newResponseId, parseResponsesRequest, type StoredItem } from '../protocols/responses';
 import { ResponsesExchange } from '../proxy/exchanges/responses';
 import { cancelResponse, deleteResponse, getResponse, listInputItems, ownerOf } from '../protocols/responses/state';
 import { routeAndForward, routeOf, type ApiRequest } from './handlers';
@@ -26,17 +26,15 @@ export async function responses(req: Request, res: Response, next: NextFunction)
   }
   // Kept here: the backend gets the conversation whole. Not kept: a native backend resolves it itself.
   const history: StoredItem[] | undefined = previous !== undefined && keeper.keeps ? await keeper.continueFrom(ctx, previous) : undefined;
-  const { messages, params, dropped } = toChat(request, { hostedTools: native ? 'drop' : route?.hostedTools ?? 'drop', history });
-  const texts: string[] = [];
-  responsesTexts(request, texts);
-  if (history !== undefined) itemTexts(history, texts);
-  const stream = request.stream === true;
-  ctx.chat = { model: request.model, messages, stream, model_params: params, texts };
+  const turn = { request, id: newResponseId(), createdAt: Math.floor(Date.now() / 1000), history };
+  const exchange = new ResponsesExchange(turn, keeper, native ? 'drop' : route?.hostedTools ?? 'drop');
+  const { chat, texts, dropped } = exchange.view();
+  ctx.source = exchange;
+  ctx.chat = chat;
   ctx.texts = texts;
   ctx.model = request.model;
-  ctx.stream = stream;
+  ctx.stream = chat.stream;
   if (!native) runtime.dropped.report(ctx, dropped);
-  const exchange = new ResponsesExchange({ request, id: newResponseId(), createdAt: Math.floor(Date.now() / 1000), history }, keeper);
   await routeAndForward(r, res, next, 'chat', route, exchange);
 }
 

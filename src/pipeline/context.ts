@@ -13,6 +13,7 @@ import type { Outcome, RequestContext, Timings, Usage } from './contract';
 import type { ClientProtocol } from '../types';
 import { estimateUsage } from '../proxy/usage';
 import type { RequestTrace } from '../tracing/request-trace';
+import type { OutputPolicy } from '../proxy/output/policy';
 
 /** The context the gateway attached to a request, if it is an API request. */
 export const contextOf = (req: IncomingMessage): Context | undefined => (req as { sluice?: Context }).sluice;
@@ -48,6 +49,18 @@ export interface Fallbacks {
 const nothing = (): void => undefined;
 
 /**
+ * The client's own request, where a protocol's exchange keeps it (Responses,
+ * Messages): what a backend serving that protocol receives as sent, and what
+ * the request view (ctx.chat, ctx.texts) is made from.
+ */
+export interface RequestSource {
+  /** Rewrites every text of the client's request through `fn`; true when one changed. */
+  rewriteTexts(fn: (text: string) => string): boolean;
+  /** The request view as the request now is: the chat translation and every text it forwards. */
+  view(): { chat: ChatRequest; texts: string[] };
+}
+
+/**
  * How far the forwarding of one request got, and the handles to end it: the
  * core's, not the plugins'. Handles made per request are objects with
  * methods, not closures: a per-request closure stored here kept each request's
@@ -81,6 +94,10 @@ export class Forwarding {
   deadline = false;
   /** A continuation under way: the prefix's tokens, the failure it stands in for, and how much was relayed when it began. */
   continuation?: { prefixTokens: number; cause: unknown; charsAtStart: number };
+  /** What output rules did to the answer: masked text, or cut it (for the access log). */
+  filtered?: 'mask' | 'block';
+  /** The output rules the request's plugins gave its answer; undefined when none did (nothing is checked). */
+  output?: OutputPolicy;
   /** The stream being relayed, set by the call: how a failure after the head ends it in the client's protocol. */
   stream?: { failure?(err: GatewayError): string; readonly lastSequence?: number; partial?(): { response?: object; output?: readonly object[] } };
 }
@@ -98,6 +115,8 @@ export class Context implements RequestContext {
   image?: ImageRequest;
   stream = false;
   texts: readonly string[] = [];
+  /** Set for a protocol whose client request an exchange keeps (Responses, Messages): rewriteTexts walks it. */
+  source?: RequestSource;
   usage?: Usage;
   error?: GatewayError;
   /** The core's own forwarding state: never part of the plugins' view (RequestContext). */

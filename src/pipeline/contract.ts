@@ -2,6 +2,8 @@
 // settings and a `create` that returns hooks from a closed list of phases:
 //
 //   onRequest       before anything reaches a backend; throw a GatewayError to refuse
+//                   (a transform-stage plugin rewrites the request's texts here, through rewriteTexts)
+//   outputRules     once the request hooks have run: the rules the answer's text is checked against as it flows
 //   onResponseHead  once, before the response head is written (success or error)
 //   onEvent         each streamed event, synchronously: observe, rewrite or drop it
 //   onStreamEnd     once at the end of a stream, before [DONE]: may add a last event
@@ -28,7 +30,7 @@ import type { AdmissionService } from '../admission/types';
 
 export type { FieldPoint };
 
-export const PHASES = ['onRequest', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish', 'close'] as const;
+export const PHASES = ['onRequest', 'outputRules', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish', 'close'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface Usage {
@@ -109,12 +111,59 @@ export interface StreamEvent {
 export type EventVerdict = string | object | null | undefined;
 
 /**
+ * What a rule found in an answer's text: [start, end) in the text given to
+ * OutputRules.scan, and what to do there.
+ */
+export interface OutputMatch {
+  start: number;
+  end: number;
+  /** What kind of rule matched, for the count (a bounded label: "term", "pattern", "email"...); never the text. */
+  kind: string;
+  /** block: the answer ends before the match (finish reason content_filter); mask: the match is replaced and the answer goes on. */
+  action: 'block' | 'mask';
+  /** What a masked match becomes (default: nothing). */
+  replacement?: string;
+}
+
+export interface OutputScan {
+  /** The matches, in order of their start, not overlapping. */
+  matches: readonly OutputMatch[];
+  /**
+   * The first position that could still begin a match once more text comes
+   * (text.length: none could). The text from there on is held back; what
+   * comes before it goes to the client at once.
+   */
+  holdFrom: number;
+}
+
+/**
+ * A plugin's rules for an answer's text (content, tool-call arguments), in
+ * every protocol and stream kind alike: the core keeps a sliding window per
+ * choice and part, calls `scan` on it, and releases, masks or cuts. Built
+ * once when the plugin is created; `scan` is called on the stream's hot path
+ * and must not compile anything.
+ */
+export interface OutputRules {
+  /** The longest text a match can span: the most the window holds back (in the characters the rules count). */
+  readonly maxHoldChars: number;
+  /**
+   * The matches in `text` and where holding must start. Positions before
+   * `from` were already sent (they are there as context, for lookbehinds):
+   * matches starting there are ignored. A match that reaches the end of the
+   * text is acted on only once more text follows it or the answer ends.
+   */
+  scan(text: string, from: number): OutputScan;
+}
+
+/**
  * The hooks a plugin returns, all optional. `State` is the plugin's own
  * per-request state: `state()` makes a fresh one for each request, and every
  * hook of that request gets the same one as its last argument.
  *
  * What each hook may change:
- *   onRequest       ctx.chat / ctx.image (what it changes reaches the backend); refuse by throwing a GatewayError
+ *   onRequest       refuse by throwing a GatewayError; a transform-stage plugin rewrites the request's
+ *                   texts through rewriteTexts (what it changes reaches the backend, and every later stage reads it)
+ *   outputRules     nothing: it returns the rules the answer's text must pass (synchronously), or undefined
  *   onResponseHead  response headers, through ctx.setHeader
  *   onEvent         the event: keep, drop or replace it (synchronously)
  *   onStreamEnd     adds one last event before [DONE] (synchronously)
@@ -125,6 +174,7 @@ export type EventVerdict = string | object | null | undefined;
 export interface PluginHooks<State = undefined> {
   state?(): State;
   onRequest?(ctx: RequestContext, state: State): Awaitable<void>;
+  outputRules?(ctx: RequestContext, state: State): OutputRules | undefined;
   onResponseHead?(ctx: RequestContext, head: ResponseHead, state: State): void;
   onEvent?(ctx: RequestContext, event: StreamEvent, state: State): EventVerdict;
   onStreamEnd?(ctx: RequestContext, state: State): string | object | undefined;
@@ -184,12 +234,13 @@ export interface PluginEnv<Kept = undefined> {
 
 
 /**
- * When a plugin's hooks run, whatever the config's order: every validate
- * plugin (refuses bad input, spends nothing) before any admit plugin (budgets,
- * quotas), and observe plugins (metrics, audit) last. The config's order only
- * breaks ties within a stage.
+ * When a plugin's hooks run, whatever the config's order: transform plugins
+ * (rewrite the request: redaction, defaults) first, so every later stage reads
+ * the rewritten request; then every validate plugin (refuses bad input, spends
+ * nothing) before any admit plugin (budgets, quotas), and observe plugins
+ * (metrics, audit) last. The config's order only breaks ties within a stage.
  */
-export const STAGES = ['validate', 'admit', 'observe'] as const;
+export const STAGES = ['transform', 'validate', 'admit', 'observe'] as const;
 export type Stage = (typeof STAGES)[number];
 
 export interface PluginDefinition<Settings = unknown, State = any, Kept = any> {

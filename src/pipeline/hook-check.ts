@@ -3,8 +3,8 @@
 // write to the client.
 import { PHASES, type PluginHooks } from './contract';
 
-/** Hooks that run inside a write to the client: a promise there would be sent as text, or lost. */
-const SYNC_ONLY: readonly string[] = ['onEvent', 'onResponseHead', 'onStreamEnd', 'onResponseBody'];
+/** Hooks that run inside a write to the client (or as it starts): a promise there would be sent as text, or lost. */
+const SYNC_ONLY: readonly string[] = ['outputRules', 'onEvent', 'onResponseHead', 'onStreamEnd', 'onResponseBody'];
 /** Not a hook: the factory of the plugin's per-request state. */
 const STATE = 'state';
 const LOOKS_LIKE_A_HOOK = /^on[A-Z]/;

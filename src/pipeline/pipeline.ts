@@ -4,6 +4,7 @@
 import type { Logger } from 'pino';
 import type { PluginDefinition, PluginEnv, PluginHooks, RequestContext } from './contract';
 import { checkHooks } from './hook-check';
+import { outputCounter, type OutputCounter } from '../proxy/output/metrics';
 
 type Hooks = PluginHooks<unknown>;
 export type Hook<K extends keyof Hooks> = { name: string; slot: number; run: NonNullable<Hooks[K]> };
@@ -11,6 +12,7 @@ export type Hook<K extends keyof Hooks> = { name: string; slot: number; run: Non
 export interface Pipeline {
   readonly names: readonly string[];
   readonly onRequest: ReadonlyArray<Hook<'onRequest'>>;
+  readonly outputRules: ReadonlyArray<Hook<'outputRules'>>;
   readonly onResponseHead: ReadonlyArray<Hook<'onResponseHead'>>;
   readonly onEvent: ReadonlyArray<Hook<'onEvent'>>;
   readonly onStreamEnd: ReadonlyArray<Hook<'onStreamEnd'>>;
@@ -21,19 +23,25 @@ export interface Pipeline {
   readonly states: ReadonlyArray<(() => unknown) | undefined>;
   /** Where hook failures are logged, with the plugin's name and the request id. */
   readonly logger: Logger;
+  /** Counts what output rules did, when a plugin gives any and there is a metrics registry. */
+  readonly outputCounter?: OutputCounter;
 }
 
-const PHASE_LISTS = ['onRequest', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish', 'close'] as const;
+const PHASE_LISTS = ['onRequest', 'outputRules', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish', 'close'] as const;
 
 /**
  * A step of the core's own among the request hooks: it runs after every
- * validate-stage plugin and before the rest (admission takes its slots there,
- * so bad input spends nothing and budgets count only admitted requests).
+ * transform- and validate-stage plugin and before the rest (admission takes
+ * its slots there, so bad input spends nothing and budgets count only
+ * admitted requests).
  */
 export interface CoreStep {
   name: string;
   run(ctx: RequestContext): Promise<unknown> | undefined;
 }
+
+/** The stages whose plugins run before the core's step. */
+const BEFORE_CORE: ReadonlySet<string> = new Set(['transform', 'validate']);
 
 /** The env each plugin's create() gets: the config's, with what that plugin keeps for the process. */
 export type ChainEnv = Omit<PluginEnv, 'kept'> & { keptOf(def: PluginDefinition): unknown };
@@ -44,8 +52,10 @@ export async function createPipeline(resolved: Array<{ def: PluginDefinition; se
   const states: Array<(() => unknown) | undefined> = [];
   const { keptOf, ...shared } = env;
   for (const { def, settings } of resolved) {
-    if (core !== undefined && (def.stage ?? 'admit') !== 'validate') lists.onRequest.push(coreHook(core));
-    if ((def.stage ?? 'admit') !== 'validate') core = undefined;
+    if (core !== undefined && !BEFORE_CORE.has(def.stage ?? 'admit')) {
+      lists.onRequest.push(coreHook(core));
+      core = undefined;
+    }
     const hooks = checkHooks(await def.create(settings, { ...shared, kept: keptOf(def) }), def.name) as Hooks;
     const slot = names.length;
     names.push(def.name);
@@ -56,7 +66,8 @@ export async function createPipeline(resolved: Array<{ def: PluginDefinition; se
     }
   }
   if (core !== undefined) lists.onRequest.push(coreHook(core));
-  return { ...(lists as unknown as Omit<Pipeline, 'names' | 'states' | 'logger'>), names, states, logger: env.logger };
+  const counter = lists.outputRules.length > 0 && env.services.metrics !== undefined ? outputCounter(env.services.metrics) : undefined;
+  return { ...(lists as unknown as Omit<Pipeline, 'names' | 'states' | 'logger'>), names, states, logger: env.logger, outputCounter: counter };
 }
 
 /** The core's step as a request hook with no plugin state (slot -1). */

@@ -6,8 +6,9 @@
 // request id, and never breaks the response it observes.
 import type { Logger } from 'pino';
 import { isGatewayError } from '../errors';
-import type { Outcome, RequestContext, ResponseHead, StreamEvent } from './contract';
+import type { Outcome, OutputRules, RequestContext, ResponseHead, StreamEvent } from './contract';
 import type { Hook, Pipeline } from './pipeline';
+import type { OutputPolicy } from '../proxy/output/policy';
 
 type RequestHook = Hook<'onRequest'>;
 
@@ -78,6 +79,24 @@ export function runHeadHooks(pipeline: Pipeline, ctx: RequestContext, head: Resp
       logHookFailure(logger, ctx, hook.name, 'onResponseHead', err);
     }
   }
+}
+
+/**
+ * The output rules the plugins give this request's answer, in chain order;
+ * undefined when none does (the answer is then not looked at). A failing
+ * hook is logged and gives none.
+ */
+export function runOutputRulesHooks(pipeline: Pipeline, ctx: RequestContext): OutputPolicy | undefined {
+  let rules: Array<{ plugin: string; rules: OutputRules }> | undefined;
+  for (const hook of pipeline.outputRules) {
+    try {
+      const given = hook.run(ctx, stateFor(pipeline, ctx, hook.slot));
+      if (given !== undefined && given !== null) (rules ??= []).push({ plugin: hook.name, rules: given });
+    } catch (err) {
+      logHookFailure(pipeline.logger, ctx, hook.name, 'outputRules', err);
+    }
+  }
+  return rules === undefined ? undefined : { rules, counter: pipeline.outputCounter };
 }
 
 /** The event every onEvent hook sees: the data, and its JSON parsed at most once for all of them. */

@@ -142,7 +142,8 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
       this.startRelay();
     }
     if (this.mode === 'stream') {
-      if (this.relay!.push(chunk)) this.afterDone();
+      // After a cut the backend is let go at once: it would only go on generating what nobody reads.
+      if (this.relay!.push(chunk)) return this.relay!.cut ? this.abandon() : this.afterDone();
       return;
     }
     const limit = this.settings.maxAnswerBytes;

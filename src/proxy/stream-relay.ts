@@ -70,6 +70,11 @@ export class StreamRelay {
     return this.transformer.done;
   }
 
+  /** An output rule cut the answer: the client's stream has ended, and the backend has nothing more to give it. */
+  get cut(): boolean {
+    return this.transformer.cutting === true;
+  }
+
   /** The backend closed without [DONE]: ends the client's stream as a success if the answer was complete. */
   finishIfComplete(): boolean {
     if (!this.transformer.finishIfComplete(this.emit)) return false;
@@ -108,6 +113,11 @@ export class StreamRelay {
       this.parser.push(this.decoder.write(chunk));
     } catch (err) {
       failure = err ?? new Error('stream failed');
+    }
+    // A cut ends the answer here, whatever the rest of the backend's stream holds.
+    if (this.transformer.cutting && !this.transformer.done) {
+      failure = undefined;
+      this.transformer.endCut!(this.emit);
     }
     const res = ctx.res;
     if (this.batch !== '') {

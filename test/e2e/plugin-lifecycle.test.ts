@@ -50,8 +50,8 @@ describe('plugin lifecycle', () => {
     }
   });
 
-  it('refuses at load an async onEvent or onResponseHead, saying why', async () => {
-    for (const hook of ['onEvent', 'onResponseHead']) {
+  it('refuses at load an async onEvent, onResponseHead or outputRules, saying why', async () => {
+    for (const hook of ['onEvent', 'onResponseHead', 'outputRules']) {
       const bad = plugin('bad-async', () => ({ [hook]: async () => undefined }));
       await expect(startGateway({ ...base(), plugins: [{ name: 'bad-async' }] }, { plugins: [bad] }))
         .rejects.toThrow(new RegExp(`plugin "bad-async": hook "${hook}" is async, but it must be synchronous`));

@@ -21,7 +21,7 @@ export function withState(hooks: PluginHooks<any>): Partial<TestHooks> {
     return states.get(ctx);
   };
   const out: Record<string, unknown> = {};
-  for (const phase of ['onRequest', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish'] as const) {
+  for (const phase of ['onRequest', 'outputRules', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish'] as const) {
     const fn = hooks[phase] as ((...args: unknown[]) => unknown) | undefined;
     if (fn) out[phase] = (ctx: RequestContext, ...rest: unknown[]) => fn.call(hooks, ctx, ...rest, stateOf(ctx));
   }

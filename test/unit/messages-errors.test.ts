@@ -11,6 +11,7 @@ describe('Messages errors', () => {
     invalid_json: [400, 'invalid_request_error'],
     invalid_request: [400, 'invalid_request_error'],
     content_filter: [400, 'invalid_request_error'],
+    pii_detected: [400, 'invalid_request_error'],
     unauthorized: [401, 'authentication_error'],
     model_not_allowed: [403, 'permission_error'],
     not_found: [404, 'not_found_error'],

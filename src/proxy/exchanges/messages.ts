@@ -5,7 +5,12 @@
 // already the translation: ctx.chat) and answered as a message or its
 // stream of events, with a ping while the backend is silent.
 import { randomBytes } from 'node:crypto';
-import type { Context } from '../../pipeline/context';
+import type { Context, RequestSource } from '../../pipeline/context';
+import type { ChatRequest } from '../../types';
+import type { MessagesRequest } from '../../protocols/messages/request';
+import { messagesTexts } from '../../protocols/messages/texts';
+import { toChat, type ToChatOptions } from '../../protocols/messages/to-chat';
+import { rewriteStrings } from '../../api/rewrite-strings';
 import { fromChatJson, type AnswerMeta } from '../../protocols/messages/from-chat';
 import { MessagesStream } from '../../protocols/messages/stream';
 import { NativeMessagesObserver, usageOfJson } from '../../protocols/messages/native';
@@ -17,14 +22,38 @@ import type { Upstream } from '../upstream';
 import { NativeRelay, type NativeDialect } from './native-relay';
 import { ThroughChat } from './through-chat';
 import { translatable } from './plain-chat';
+import { MessagesOutput } from '../output/messages-events';
+import { checkChatAnswer, checkMessageJson } from '../output/answers';
 
 /** A message id in Anthropic's form: msg_ and 24 base62-like characters. */
 export const newMessageId = (): string => `msg_${randomBytes(18).toString('base64url').replace(/[-_]/g, '0').slice(0, 24)}`;
 
-export class MessagesExchange implements Exchange {
+export class MessagesExchange implements Exchange, RequestSource {
   readonly protocol = 'messages';
 
-  constructor(readonly request: Record<string, unknown>, readonly id: string = newMessageId()) {}
+  /**
+   * `request`: the client's body as parsed (every field it sent is kept, so a
+   * backend serving the API gets it as sent); `options`: how the chat
+   * translation treats server tools and an assistant prefix.
+   */
+  constructor(public request: MessagesRequest, private readonly options: ToChatOptions = {}, readonly id: string = newMessageId()) {}
+
+  /** The request view: the conversation as chat, every text it forwards (system and tool results included), and what chat cannot carry. */
+  view(): { chat: ChatRequest; texts: string[]; dropped: string[] } {
+    const request = this.request;
+    const { messages, params, dropped } = toChat(request, this.options);
+    const texts: string[] = [];
+    messagesTexts(request, texts);
+    const stream = request.stream === true;
+    return { chat: { model: request.model, messages, stream, model_params: params, texts }, texts, dropped };
+  }
+
+  rewriteTexts(fn: (text: string) => string): boolean {
+    const request = rewriteStrings(this.request, fn);
+    if (request === this.request) return false;
+    this.request = request;
+    return true;
+  }
 
   serves(upstream: Upstream, ctx: Context): boolean {
     return upstream.apis.includes('messages') || translatable(upstream, ctx);
@@ -47,7 +76,9 @@ class MessagesThroughChat implements Format {
   }
 
   respondJson(ctx: Context, text: string, upstream: string): JsonAnswer {
-    const { body, usage } = fromChatJson(parseBackendJson(text, upstream), this.exchange.meta(ctx));
+    const chat = parseBackendJson(text, upstream);
+    checkChatAnswer(ctx, chat);
+    const { body, usage } = fromChatJson(chat, this.exchange.meta(ctx));
     return { body: JSON.stringify(body), usage: usage !== undefined ? coreUsage(usage) : estimateUsage(ctx, contentChars(body.content)) };
   }
 
@@ -70,6 +101,7 @@ class NativeMessages implements Format {
   respondJson(ctx: Context, text: string, upstream: string): JsonAnswer {
     const body = parseBackendJson(text, upstream);
     if (isRecord(body) && ctx.model !== undefined) body.model = ctx.model;
+    checkMessageJson(ctx, body);
     const usage = usageOfJson(body);
     return { body: JSON.stringify(body), usage: usage !== undefined ? coreUsage(usage) : estimateUsage(ctx, 0) };
   }
@@ -95,6 +127,7 @@ const DELTA_TEXT = ['text', 'partial_json', 'thinking'] as const;
 
 export const MESSAGES_DIALECT: NativeDialect = {
   observer: () => new NativeMessagesObserver(),
+  output: (text) => new MessagesOutput(text),
   rename(event, { model }) {
     const message = event.message;
     if (event.type !== 'message_start' || !isRecord(message) || message.model === model) return false;

@@ -9,6 +9,8 @@ import type { Emit, StreamTransformer } from '../formats/format';
 import { estimateUsage } from '../usage';
 import { coreUsage, isRecord, readEvent } from '../exchange';
 import { frames, type ProtocolEvent } from './through-chat';
+import { OutputText } from '../output/text';
+import type { NativeOutput } from '../output/native-events';
 
 /** What a protocol's reader of native events provides (ResponsesObserver, NativeMessagesObserver). */
 export interface NativeObserver {
@@ -28,6 +30,8 @@ export interface NativeDialect {
   ends(event: Record<string, unknown>): boolean;
   /** The events that end a stream that failed after it started; `last` is the last event relayed, `seen` the observer that read them. */
   failure(failure: { type: string; code: string; message: string }, last: Record<string, unknown> | undefined, requestId: string, seen: NativeObserver): ProtocolEvent[];
+  /** Output rules on the protocol's events (src/proxy/output/*-events.ts). */
+  output(text: OutputText): NativeOutput;
 }
 
 /** What the client knows its answer by: the model it asked for, and (Responses) the id the gateway gave it. */
@@ -41,23 +45,52 @@ export interface Names {
 export class NativeRelay implements StreamTransformer {
   done = false;
   lastSequence?: number;
+  /** A rule cut the answer: the rest of the backend's stream is read only for its usage. */
+  cutting = false;
   private readonly observer: NativeObserver;
   private last?: Record<string, unknown>;
+  /** The request's output rules over the protocol's text and argument deltas; undefined when it has none. */
+  private readonly output?: NativeOutput;
+  /** The usage the backend reported after the cut, in the same read. */
+  private usageAfterCut?: ProtocolUsage;
 
   constructor(private readonly ctx: Context, private readonly upstream: string, private readonly dialect: NativeDialect, private readonly names: Names, private readonly completed?: (observer: NativeObserver) => void) {
     this.observer = dialect.observer();
+    const policy = ctx.forwarding.output;
+    if (policy !== undefined) this.output = dialect.output(new OutputText(policy, ctx.forwarding));
   }
 
   push(data: string, emit: Emit): void {
     const event = readEvent(data, this.upstream);
+    if (this.cutting) {
+      if (isRecord(event)) this.usageAfterCut = this.output!.usageAfterCut(event, this.observer.usage) ?? this.usageAfterCut;
+      return;
+    }
     // Not an event this protocol names: relayed as it came, and otherwise ignored.
     if (!isRecord(event) || typeof event.type !== 'string') return emit(data);
+    this.ctx.forwarding.streamedChars += this.dialect.chars(event);
+    const out = this.output?.filter(event);
+    if (out === undefined) this.send(event, data, emit);
+    else for (const e of out) this.send(e, undefined, emit);
+    if (this.output?.blocked) this.cutting = true;
+  }
+
+  /** Ends an answer a rule cut in the protocol, with the usage: the backend's if it came, else what it said so far and an estimate of the rest. */
+  endCut(emit: Emit): void {
+    const seen = this.observer.usage;
+    const estimate = estimateUsage(this.ctx, this.ctx.forwarding.streamedChars);
+    const usage = this.usageAfterCut ?? { input_tokens: seen?.input_tokens ?? estimate.prompt_tokens, output_tokens: Math.max(seen?.output_tokens ?? 0, estimate.completion_tokens) };
+    for (const e of this.output!.cut(usage)) this.send(e, undefined, emit);
+    this.finish();
+    this.ctx.usage = { ...coreUsage(usage), estimated: this.usageAfterCut === undefined };
+  }
+
+  private send(event: Record<string, unknown>, data: string | undefined, emit: Emit): void {
     this.observer.observe(event);
     this.last = event;
     if (typeof event.sequence_number === 'number') this.lastSequence = event.sequence_number;
-    this.ctx.forwarding.streamedChars += this.dialect.chars(event);
     const renamed = this.dialect.rename(event, this.names);
-    emit(renamed ? JSON.stringify(event) : data, event.type);
+    emit(renamed || data === undefined ? JSON.stringify(event) : data, event.type as string);
     if (this.observer.done || this.dialect.ends(event)) this.finish();
   }
 

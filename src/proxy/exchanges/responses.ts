@@ -5,8 +5,13 @@
 // request view is already the translation: ctx.chat) and answered as a
 // response object or the Responses events. A complete answer is kept for a
 // later turn when the request asks to store it.
-import type { Context } from '../../pipeline/context';
-import { fromChatJson, inputItems, ResponsesObserver, ResponsesStream, usageOfJson, type ResponseMeta, type ResponseObject, type ResponsesRequest, type StoredItem } from '../../protocols/responses';
+import type { Context, RequestSource } from '../../pipeline/context';
+import type { ChatRequest } from '../../types';
+import {
+  fromChatJson, inputItems, itemTexts, ResponsesObserver, ResponsesStream, responsesTexts, toChat, usageOfJson,
+  type HostedTools, type ResponseMeta, type ResponseObject, type ResponsesRequest, type StoredItem,
+} from '../../protocols/responses';
+import { rewriteStrings } from '../../api/rewrite-strings';
 import { isObject } from '../../protocols/json';
 import type { Format, JsonAnswer } from '../formats/format';
 import { estimateUsage } from '../usage';
@@ -14,6 +19,8 @@ import { coreUsage, isRecord, parseBackendJson, type Exchange } from '../exchang
 import type { Upstream } from '../upstream';
 import { NativeRelay, type Names, type NativeDialect, type NativeObserver } from './native-relay';
 import { ThroughChat } from './through-chat';
+import { ResponsesOutput } from '../output/responses-events';
+import { checkChatAnswer, checkResponseJson } from '../output/answers';
 import { translatable } from './plain-chat';
 
 /** One turn of a conversation: the request, the id its answer gets, and the items of the turns it continues. */
@@ -41,12 +48,33 @@ export interface KeptTurn {
   completed(response: ResponseObject): void;
 }
 
-export class ResponsesExchange implements Exchange {
+export class ResponsesExchange implements Exchange, RequestSource {
   readonly protocol = 'responses';
   private kept?: KeptTurn;
   private begun = false;
 
-  constructor(readonly turn: ResponsesTurn, readonly keeper?: ResponseKeeper) {}
+  /** `hostedTools`: what the chat translation does with a tool only the API's provider runs (a native backend gets them all). */
+  constructor(public turn: ResponsesTurn, readonly keeper?: ResponseKeeper, private readonly hostedTools: HostedTools = 'drop') {}
+
+  /** The request view: the conversation (with the turns it continues) as chat, every text it forwards, and what chat cannot carry. */
+  view(): { chat: ChatRequest; texts: string[]; dropped: string[] } {
+    const { request, history } = this.turn;
+    const { messages, params, dropped } = toChat(request, { hostedTools: this.hostedTools, history });
+    const texts: string[] = [];
+    responsesTexts(request, texts);
+    if (history !== undefined) itemTexts(history, texts);
+    const stream = request.stream === true;
+    return { chat: { model: request.model, messages, stream, model_params: params, texts }, texts, dropped };
+  }
+
+  /** The request and the stored turns it continues, rewritten: the backend gets them so, whether it serves the API or chat. */
+  rewriteTexts(fn: (text: string) => string): boolean {
+    const request = rewriteStrings(this.turn.request, fn);
+    const history = rewriteStrings(this.turn.history, fn);
+    if (request === this.turn.request && history === this.turn.history) return false;
+    this.turn = { ...this.turn, request, history };
+    return true;
+  }
 
   serves(upstream: Upstream, ctx: Context): boolean {
     return upstream.apis.includes('responses') || translatable(upstream, ctx);
@@ -89,7 +117,9 @@ class ResponsesThroughChat implements Format {
   }
 
   respondJson(ctx: Context, text: string, upstream: string): JsonAnswer {
-    const { body, usage } = fromChatJson(parseBackendJson(text, upstream), this.exchange.meta(ctx));
+    const chat = parseBackendJson(text, upstream);
+    checkChatAnswer(ctx, chat);
+    const { body, usage } = fromChatJson(chat, this.exchange.meta(ctx));
     this.exchange.completed(ctx, body);
     return { body: JSON.stringify(body), usage: usage !== undefined ? coreUsage(usage) : estimateUsage(ctx, outputChars(body.output)) };
   }
@@ -120,6 +150,7 @@ class NativeResponses implements Format {
   respondJson(ctx: Context, text: string, upstream: string): JsonAnswer {
     const body = parseBackendJson(text, upstream);
     if (isRecord(body)) RESPONSES_DIALECT.rename({ response: body }, this.exchange.names(ctx));
+    checkResponseJson(ctx, body);
     this.exchange.completed(ctx, body);
     const usage = usageOfJson(body);
     return { body: JSON.stringify(body), usage: usage !== undefined ? coreUsage(usage) : estimateUsage(ctx, isRecord(body) ? outputChars(body.output) : 0) };
@@ -152,6 +183,7 @@ const DELTAS = new Set(['response.output_text.delta', 'response.function_call_ar
 
 export const RESPONSES_DIALECT: NativeDialect = {
   observer: (): NativeObserver => new ResponsesObserver(),
+  output: (text) => new ResponsesOutput(text),
   rename(event, { model, id, echo }) {
     const response = event.response;
     if (!isRecord(response)) return false;

@@ -9,8 +9,10 @@ import { errorType, type GatewayError } from '../../errors';
 import type { ProtocolUsage } from '../../protocols/usage';
 import type { Emit, StreamTransformer } from '../formats/format';
 import { badAnswer } from '../status';
-import { estimateUsage } from '../usage';
+import { estimateUsage, publicUsage } from '../usage';
 import { coreUsage, isRecord, readEvent } from '../exchange';
+import { chatOutputOf } from '../output/answers';
+import type { ChatOutput } from '../output/chat';
 
 export interface ProtocolEvent { readonly type: string }
 
@@ -48,6 +50,9 @@ export class ThroughChat implements StreamTransformer {
   lastSequence?: number;
   /** The backend said why the first choice ended: a close without [DONE] after it is a complete answer. */
   private finished = false;
+  /** A rule cut the answer: the rest of the backend's stream is read only for its usage. */
+  cutting = false;
+  private readonly output?: ChatOutput;
 
   constructor(
     private readonly ctx: Context,
@@ -55,9 +60,12 @@ export class ThroughChat implements StreamTransformer {
     private readonly translator: ChatStreamTranslator,
     /** Called once with the end of a complete answer (storage); undefined: nothing to keep. */
     private readonly completed?: () => void,
-  ) {}
+  ) {
+    this.output = chatOutputOf(ctx);
+  }
 
   push(data: string, emit: Emit): void {
+    if (this.cutting) return this.usageAfterCut(data);
     if (data === '[DONE]') return this.end(emit);
     const chunk = readEvent(data, this.upstream);
     // One malformed event does not sink an otherwise healthy stream: skipped, and counted in the access log.
@@ -68,7 +76,40 @@ export class ThroughChat implements StreamTransformer {
       if (isRecord(choice.delta)) this.ctx.forwarding.streamedChars += deltaChars(choice.delta);
       if (typeof choice.finish_reason === 'string') this.finished = true;
     }
+    if (this.output !== undefined && Array.isArray(chunk.choices)) this.filter(chunk.choices as unknown[]);
     this.send(this.translator.push(chunk), emit);
+  }
+
+  /** The choices' texts as they may go out now (in place: the chunk is this transformer's own); a block ends them there. */
+  private filter(choices: unknown[]): void {
+    const output = this.output!;
+    for (let i = 0; i < choices.length; i++) {
+      const c = choices[i];
+      if (!isRecord(c)) continue;
+      const finishing = typeof c.finish_reason === 'string';
+      c.delta = output.delta(typeof c.index === 'number' ? c.index : i, isRecord(c.delta) ? c.delta : {}, finishing);
+      if (!output.blocked) continue;
+      // The translation hears why the answer ended from endCut: content_filter.
+      c.finish_reason = null;
+      choices.length = i + 1;
+      this.cutting = true;
+    }
+  }
+
+  /** Ends an answer a rule cut: the translation's ending for content_filter, with the usage (reported, else estimated). */
+  endCut(emit: Emit): void {
+    this.send(this.translator.push({ choices: [{ index: 0, delta: {}, finish_reason: 'content_filter' }] }), emit);
+    const estimate = this.translator.usage === undefined ? estimateUsage(this.ctx, this.ctx.forwarding.streamedChars) : undefined;
+    if (estimate !== undefined) this.send(this.translator.push({ choices: [], usage: publicUsage(estimate) }), emit);
+    this.end(emit);
+    if (estimate !== undefined) this.ctx.usage = estimate;
+  }
+
+  /** After a cut, a usage the backend reports in the same read still reaches the translation (and the charge). */
+  private usageAfterCut(data: string): void {
+    if (data === '[DONE]') return;
+    const chunk = readEvent(data, this.upstream);
+    if (isRecord(chunk) && isRecord(chunk.usage)) this.translator.push({ choices: [], usage: chunk.usage });
   }
 
   finishIfComplete(emit: Emit): boolean {
@@ -92,6 +133,9 @@ export class ThroughChat implements StreamTransformer {
 
   private end(emit: Emit): void {
     if (this.done) return;
+    // A stream that ended without its finish reasons: what the rules still held goes out first.
+    const tails = this.output?.endAll() ?? [];
+    if (tails.length > 0) this.send(this.translator.push({ choices: tails.map(([index, delta]) => ({ index, delta, finish_reason: null })) }), emit);
     this.send(this.translator.end(), emit);
     this.done = true;
     const usage = this.translator.usage;

@@ -30,6 +30,17 @@ export interface StreamTransformer {
   readonly lastSequence?: number;
   /** What the answer is so far: its final object once ended or failed, else its output items as they stand (Responses, translated). */
   partial?(): { response?: object; output?: readonly object[] };
+  /**
+   * An output rule cut the answer (a block matched): the transformer sends
+   * nothing more of the backend's events, only reads them for the usage.
+   */
+  readonly cutting?: boolean;
+  /**
+   * Ends a cut answer in the client's protocol, with its usage (the backend's
+   * if it came in the same read, else an estimate of everything generated):
+   * called by the relay once the backend's chunk that held the cut is read.
+   */
+  endCut?(emit: Emit): void;
 }
 
 /** A JSON answer as the client gets it, and the tokens it cost (reported, else estimated). */

@@ -11,6 +11,8 @@ import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../api/json-depth';
 import { estimateUsage, publicUsage, readUsage } from '../usage';
 import type { Usage } from '../../pipeline/contract';
 import { toUnixSeconds, withoutNulls, type Format, type JsonAnswer, type StreamTransformer } from './format';
+import { chatOutputOf, checkChatJson } from '../output/answers';
+import type { ChatOutput } from '../output/chat';
 
 const newId = (prefix: string): string => `${prefix}-${randomUUID().replace(/-/g, '')}`;
 
@@ -71,7 +73,7 @@ function respondJson(ctx: Context, text: string, upstream: string): JsonAnswer {
       object: 'chat.completion',
       created: toUnixSeconds(body.created),
       model: ctx.model,
-      choices,
+      choices: ctx.forwarding.output === undefined ? choices : checkChatJson(ctx, choices),
       usage: usageFor(body.usage, usage),
     }),
   };
@@ -96,8 +98,13 @@ class OpenAIStream implements StreamTransformer {
   private rawUsage: unknown;
   private readonly started = new Set<number>();
   private readonly finish = new Map<number, string>();
+  /** The request's output rules over the choices' texts; undefined when it has none. */
+  private readonly output?: ChatOutput;
+  /** A rule cut the answer: the rest of the backend's stream is read only for its usage. */
+  cutting = false;
 
   constructor(private readonly ctx: Context, private readonly upstream: string) {
+    this.output = chatOutputOf(ctx);
     // Continuing a cut stream on a fallback: the client's id and created stay, and no second role delta.
     if (ctx.forwarding.continuation !== undefined) {
       this.id = ctx.forwarding.streamId;
@@ -108,7 +115,10 @@ class OpenAIStream implements StreamTransformer {
 
   push(data: string, emit: (payload: string) => void): void {
     if (data === '[DONE]') {
+      if (this.cutting) return;
       this.done = true;
+      const tails = this.output?.endAll() ?? [];
+      if (tails.length > 0) emit(this.chunk(tails.map(([index, delta]) => ({ index, delta, finish_reason: null }))));
       emit(this.lastChunk());
       emit('[DONE]');
       return;
@@ -133,12 +143,13 @@ class OpenAIStream implements StreamTransformer {
       this.ctx.forwarding.streamCreated = this.created;
     }
     const { id: _id, object: _object, created: _created, model: _model, choices, usage: rawUsage, ...extras } = chunk;
-    this.extras = extras;
     const usage = withPrefix(readUsage(rawUsage), this.ctx.forwarding.continuation?.prefixTokens);
     if (usage) {
       this.ctx.usage = usage;
       this.rawUsage = rawUsage;
     }
+    if (this.cutting) return;
+    this.extras = extras;
     const out: unknown[] = [];
     for (const c of Array.isArray(choices) ? choices : []) {
       if (c === null || typeof c !== 'object') continue;
@@ -148,17 +159,29 @@ class OpenAIStream implements StreamTransformer {
       // A continuation's first delta: the client already had the role.
       if (delta.role !== undefined && this.ctx.forwarding.continuation !== undefined) delta = withoutRole(delta);
       this.ctx.forwarding.streamedChars += messageChars(delta);
+      if (this.output !== undefined) delta = this.output.delta(index, delta, typeof c.finish_reason === 'string');
       if (this.ctx.forwarding.relayedText !== undefined) keepText(this.ctx, index, delta);
       const first = !this.started.has(index);
       if (!first && !carriesSomething(c, delta)) continue;
       if (first) this.started.add(index);
       // The finish reason waits for the last chunk, which also carries the usage.
       out.push({ ...c, index, delta: first ? { role: 'assistant', ...delta } : delta, finish_reason: null });
+      if (this.output?.blocked) break;
     }
     if (out.length > 0) emit(this.chunk(out));
+    if (this.output?.blocked) this.cutting = true;
+  }
+
+  /** Ends an answer a rule cut: every choice not yet finished ends with content_filter, then the last chunk (usage) and [DONE]. */
+  endCut(emit: (payload: string) => void): void {
+    for (const index of this.started) if (!this.finish.has(index)) this.finish.set(index, 'content_filter');
+    this.done = true;
+    emit(this.lastChunk());
+    emit('[DONE]');
   }
 
   finishIfComplete(emit: (payload: string) => void): boolean {
+    if (this.cutting) return false;
     if (this.started.size === 0 || [...this.started].some((index) => !this.finish.has(index))) return false;
     this.push('[DONE]', emit);
     return true;
