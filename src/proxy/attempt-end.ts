@@ -3,6 +3,7 @@
 // go again. Pure functions of what the dispatch handler saw.
 import type { AttemptResult } from '../fleet/fleet-health';
 import type { RetryReason } from '../fleet/retry-decision';
+import type { Phase } from './status';
 
 export interface AttemptEnd {
   readonly result: AttemptResult;
@@ -57,4 +58,12 @@ export function socketEnd(code: string | undefined, timedOut: boolean, sentMs: n
   // Reset on write, or closed at once, on a pooled connection: the race, not the backend.
   if (!fresh && (code === 'EPIPE' || sentMs === undefined || sentMs <= DROP_WINDOW_MS)) return DROPPED;
   return CLOSED;
+}
+
+/** Where a failed call was: streaming to the client, reading the answer, connecting, waiting for a connection, or for the head. */
+export function phaseOf(streaming: boolean, answered: boolean, code: string | undefined, onConnection: boolean): Phase {
+  if (streaming) return 'stream';
+  if (answered) return 'body';
+  if (isConnectError(code)) return 'connect';
+  return onConnection ? 'head' : 'queue';
 }

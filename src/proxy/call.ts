@@ -16,8 +16,8 @@ import type { Reply } from './reply';
 import type { Format } from './formats/format';
 import { StreamRelay } from './stream-relay';
 import { retryAfterMs } from './retry-after';
-import { runResponseBodyHooks } from '../pipeline/runner';
-import { isConnectError, isTimeoutCode, silenceEnd, socketEnd, statusEnd } from './attempt-end';
+import { jsonAnswer, opensEventStream } from './answer-body';
+import { isTimeoutCode, phaseOf, silenceEnd, socketEnd, statusEnd } from './attempt-end';
 import { badAnswer, clientStalled, fromSocketError, fromUpstreamStatus, upstreamTimeout, type Phase } from './status';
 
 /** An error answer is read this far, and this long at most: the start of it says enough. */
@@ -25,8 +25,6 @@ const MAX_ERROR_BYTES = 64 * 1024;
 const MAX_ERROR_MS = 1_000;
 /** How long a backend may keep a stream open after its [DONE] before its connection is dropped. */
 const AFTER_DONE_MS = 250;
-/** How an event stream opens: a field (data, event, id, retry) or a comment. */
-const SSE_START = /^(data|event|id|retry)?:/;
 
 type Mode = 'error' | 'json' | 'sniff' | 'stream';
 
@@ -135,7 +133,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
     }
     if (!this.awaitingFirstEvent && !this.paused) this.timer?.refresh();
     if (this.mode === 'sniff') {
-      if (!SSE_START.test(chunk.toString('latin1', 0, Math.min(chunk.length, 64)).trimStart())) {
+      if (!opensEventStream(chunk)) {
         return this.fail(badAnswer(this.settings.upstream, 'an answer that is not an event stream to a streamed request'));
       }
       this.mode = 'stream';
@@ -165,18 +163,14 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
       return this.reply.endStream(ctx); // no-op when finishIfComplete has ended it
     }
     if (this.mode === 'sniff') return this.fail(badAnswer(settings.upstream, 'the answer was empty'), true);
-    const text = this.chunks.length === 1 ? this.chunks[0].toString('utf8') : Buffer.concat(this.chunks).toString('utf8');
-    this.chunks = [];
     let body: string;
     try {
-      const answer = this.format.respondJson(ctx, text, settings.upstream);
-      ctx.usage = answer.usage;
-      body = answer.body;
-      // Output policy on JSON answers: only when a plugin asks is the answer parsed again.
-      if (this.pipeline.onResponseBody.length > 0) body = JSON.stringify(runResponseBodyHooks(this.pipeline, ctx, JSON.parse(body) as Record<string, unknown>));
+      body = jsonAnswer(ctx, this.chunks, this.format, this.pipeline, settings.upstream);
     } catch (err) {
       this.report('failed');
       return this.fail(err, true);
+    } finally {
+      this.chunks = [];
     }
     this.report('ok');
     this.reply.json(ctx, body);
@@ -206,10 +200,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
   }
 
   private phase(code: string | undefined): Phase {
-    if (this.ctx.forwarding.streaming) return 'stream';
-    if (this.mode !== undefined) return 'body';
-    if (isConnectError(code)) return 'connect';
-    return this.controller === undefined ? 'queue' : 'head';
+    return phaseOf(this.ctx.forwarding.streaming, this.mode !== undefined, code, this.controller !== undefined);
   }
 
   /** An error answer, read whole or as far as its bounds (`cut`): tried again if it may be, else the client's error. */
@@ -271,11 +262,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
     if (!res.destroyed && !res.writableFinished) res.setTimeout(ms, () => res.destroy());
   }
 
-  /**
-   * After [DONE] the backend has nothing more to say: a connection it keeps
-   * open (with pings) would hold a pool connection for good, so it is dropped
-   * unless the answer ends on its own right away.
-   */
+  /** After [DONE] a connection the backend keeps open (with pings) would hold a pool connection for good: dropped unless it ends at once. */
   private afterDone(): void {
     setTimeout(() => { if (!this.finished) this.abandon(); }, AFTER_DONE_MS).unref();
   }
