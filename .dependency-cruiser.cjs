@@ -25,7 +25,38 @@ module.exports = {
     {
       name: 'leaves-stay-leaves', severity: 'error',
       comment: 'The leaves under the contract import nothing from the core but each other.',
-      from: { path: '^src/(types|errors|admission/types|config/(schema|fleet-schema|values))\\.ts$' }, to: { path: '^src/', pathNot: '^src/(types|errors|admission/types|config/(schema|fleet-schema|values))\\.ts$' },
+      from: { path: '^src/(types|errors|admission/types|config/(schema|fleet-schema|services-schema|pricing-schema|values))\\.ts$' }, to: { path: '^src/', pathNot: '^src/(types|errors|admission/types|config/(schema|fleet-schema|services-schema|pricing-schema|values))\\.ts$' },
+    },
+    // Per folder: no folder imports one above it. From the bottom: the leaves and
+    // src/request/ (the request view's helpers); the services beneath the pipeline
+    // (auth, routing, fleet, tracing, admission, pricing, redis); src/pipeline/;
+    // src/protocols/; src/proxy/; then the API (src/api/, src/passthrough/) and the
+    // process around it (admin, keys, cluster, runtime, app, gateway, server, cli).
+    {
+      name: 'request-view-is-a-leaf', severity: 'error',
+      comment: 'src/request/ (JSON depth, body validation, texts, usage estimates, the JSON reply) imports only the leaves.',
+      from: { path: '^src/request/' }, to: { path: '^src/', pathNot: '^src/(request/|types\\.ts|errors\\.ts|config/|pipeline/contract\\.ts|admission/types\\.ts)' },
+    },
+    {
+      name: 'services-under-the-pipeline', severity: 'error',
+      comment: 'Auth, routing, fleets, tracing, admission, pricing and Redis know the contract, not the pipeline that runs it nor anything above.',
+      from: { path: '^src/(auth|routing|fleet|tracing|admission|pricing|redis)/' },
+      to: { path: '^src/(api|proxy|protocols|passthrough|admin|cli|cluster/(?!tick-batcher|worker-polls)|keys|app|gateway|server|runtime|reload|pipeline/(context|runner|pipeline|registry|hook-check))' },
+    },
+    {
+      name: 'pipeline-under-the-protocols', severity: 'error',
+      comment: 'The pipeline runs plugins on the request view: it knows no protocol, no forwarding, no endpoint.',
+      from: { path: '^src/pipeline/' }, to: { path: '^src/(api|proxy|protocols|passthrough|admin|cli|cluster/(?!tick-batcher|worker-polls)|keys|app|gateway|server|runtime|reload)' },
+    },
+    {
+      name: 'protocols-under-the-proxy', severity: 'error',
+      comment: 'A protocol translates and reads: pure functions beneath the forwarding that uses them.',
+      from: { path: '^src/protocols/' }, to: { path: '^src/(api|proxy|passthrough|admin|cli|app|gateway|server|runtime|reload)' },
+    },
+    {
+      name: 'proxy-under-the-api', severity: 'error',
+      comment: 'Forwarding knows nothing of the endpoints that call it.',
+      from: { path: '^src/proxy/' }, to: { path: '^src/(api|passthrough|admin|cli|app|gateway|server|runtime|reload)' },
     },
   ],
   options: {

@@ -1,6 +1,7 @@
 // The gateway config the benchmark runs: the full default chain (auth,
 // content filter with a few dozen terms and patterns, limits, rate limit on
-// the memory store with budgets too high to trip, metrics).
+// the memory store with budgets too high to trip, metrics), priced, with
+// spend records on the memory store (the default).
 import { createHash } from 'node:crypto';
 
 /** Made up for the benchmark run; accepted only by the config below. */
@@ -13,9 +14,10 @@ const PATTERNS = Array.from({ length: 10 }, (_, i) => `\\bsecret-${i}-[a-z]{4,}\
  * `workers`: server.workers (1 runs the gateway in one process); `traces`:
  * telemetry.traces, when traced; `output`: the content filter also checks
  * answers, with the same terms (none of which the backend's answer begins, so
- * nothing is held back: what is measured is the check itself).
+ * nothing is held back: what is measured is the check itself); `spend`
+ * false: no spend records (spend.record: false), to measure what they cost.
  */
-export function benchConfig(backendPort: number, workers = 1, { traces, output = false }: { traces?: Record<string, unknown>; output?: boolean } = {}): string {
+export function benchConfig(backendPort: number, workers = 1, { traces, output = false, spend = true }: { traces?: Record<string, unknown>; output?: boolean; spend?: boolean } = {}): string {
   const digest = createHash('sha256').update(BENCH_KEY).digest('hex');
   return JSON.stringify({
     server: { host: '127.0.0.1', port: 0, workers, metrics: { port: 0 } },
@@ -29,6 +31,8 @@ export function benchConfig(backendPort: number, workers = 1, { traces, output =
       { name: 'rate-limit', defaults: { requests: 1_000_000_000, tokens: 1_000_000_000_000, windowSeconds: 60 } },
       { name: 'metrics' },
     ],
+    pricing: [{ model: 'bench*', input: 0.15, cachedInput: 0.075, output: 0.6 }],
+    ...(!spend && { spend: { record: false } }),
     ...(traces && { telemetry: { traces } }),
   }, null, 2);
 }

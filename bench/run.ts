@@ -7,7 +7,8 @@
 // (BENCH_WORKER_SHARE, 0.75 by default) in a cgroup with a CPU quota, so that
 // on a small machine the load generator and the backend keep the rest.
 // The CPU measure also runs the gateway traced (telemetry.traces, exporting to
-// a throwaway collector): sampled out (ratio 0), and every request sampled.
+// a throwaway collector): sampled out (ratio 0), and every request sampled;
+// and without spend records (spend.record: false), for what they cost.
 // Prints a table and writes bench/results/<date>.json. Quick mode for a smoke
 // run: BENCH_QUICK=1. Compare ratios within one run; absolute numbers vary.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -61,11 +62,11 @@ type Proc = { child: ChildProcess; port: number };
 const workerShare = Number(process.env.BENCH_WORKER_SHARE ?? 0.75);
 const quotas: CpuQuota[] = [];
 
-async function startGateway(backendPort: number, { serverJs = join(dist, '..', 'src', 'server.js'), workers = 1, quota, traces, output }: { serverJs?: string; workers?: number; quota?: CpuQuota; traces?: Record<string, unknown>; output?: boolean } = {}): Promise<Proc> {
+async function startGateway(backendPort: number, { serverJs = join(dist, '..', 'src', 'server.js'), workers = 1, quota, traces, output, spend }: { serverJs?: string; workers?: number; quota?: CpuQuota; traces?: Record<string, unknown>; output?: boolean; spend?: boolean } = {}): Promise<Proc> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   const file = join(dir, 'gateway.yaml');
-  writeFileSync(file, benchConfig(backendPort, workers, { traces, output }));
+  writeFileSync(file, benchConfig(backendPort, workers, { traces, output, spend }));
   // The same Node flags as `npm start` and the image: the gateway is measured as it runs in production.
   const argv: [string, string[]] = [process.execPath, ['--max-semi-space-size=32', serverJs]];
   const [cmd, args] = quota ? quota.wrap(...argv) : argv;
@@ -95,6 +96,7 @@ async function main(): Promise<void> {
   const sampledOut = await startGateway(backend.port, { traces: { endpoint: sink.url, sampler: { ratio: 0 } } });
   const sampledAll = await startGateway(backend.port, { traces: { endpoint: sink.url, sampler: { ratio: 1 }, maxQueueSize: 1_000_000 } });
   const withOutput = await startGateway(backend.port, { output: true });
+  const spendOff = await startGateway(backend.port, { spend: false });
   // The scaling pair: 1 and 2 workers, each worker with its share of a core.
   // Both held to their share, or neither (no cgroup here).
   const quota1 = cpuQuota('sluice-bench-1', workerShare);
@@ -124,8 +126,8 @@ async function main(): Promise<void> {
   for (const url of [workers1Url, workers2Url]) await autocannon({ url, method: 'POST', headers, body: chat, connections: 32, amount: quick ? 2_000 : 8_000 });
 
   process.stderr.write('cpu per request...\n');
-  const cpu = await measureCpu(bare, gateway, [...(baseline ? [['baseline', baseline] as [string, Proc]] : []), ['tracedSampledOut', sampledOut], ['tracedAll', sampledAll]], headers, chat, streamBody(20, 0));
-  for (const p of [sampledOut, sampledAll]) p.child.kill('SIGTERM');
+  const cpu = await measureCpu(bare, gateway, [...(baseline ? [['baseline', baseline] as [string, Proc]] : []), ['tracedSampledOut', sampledOut], ['tracedAll', sampledAll], ['spendOff', spendOff]], headers, chat, streamBody(20, 0));
+  for (const p of [sampledOut, sampledAll, spendOff]) p.child.kill('SIGTERM');
   await sink.close();
 
   process.stderr.write('throughput...\n');

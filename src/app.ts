@@ -16,9 +16,10 @@ import type { ClientProtocol } from './types';
 import { countMessageTokens, messages } from './api/messages';
 import { cancelRunningResponse, removeResponse, responseInputItems, responses, retrieveResponse } from './api/responses';
 import { errorMiddleware, lastResort } from './api/errors';
-import { sendJson } from './api/json';
+import { sendJson } from './request/send-json';
 import { logAccess } from './api/access-log';
 import { passThrough } from './passthrough/admit';
+import { requestCost } from './pricing/request-cost';
 
 export interface GatewayState {
   runtime: Runtime;
@@ -56,7 +57,9 @@ function begin(state: GatewayState, version: Version, endpoint: ContextEndpoint,
     if (outcome === undefined) return runtime.release();
     const finish = (): void => {
       runtime.admission.release(ctx);
+      ctx.cost = requestCost(runtime.prices, ctx, outcome);
       runFinishHooks(runtime.pipeline, ctx, outcome, state.logger);
+      runtime.spend.record(ctx, outcome);
       logAccess(state.logger, ctx, outcome);
       ctx.trace?.finish(ctx, outcome, ctx.forwarding);
       runtime.release();

@@ -20,6 +20,7 @@ import { serveResponses } from './protocols/responses/state';
 import { KeyHost, type KeySource } from './keys/host';
 import { ClusterKeys } from './keys/cluster-keys';
 import { startAdminServer, type AdminServer } from './admin/server';
+import { SpendRecorder, type SpendSource } from './spend';
 import { builtinPlugins } from '../plugins';
 
 export interface Gateway {
@@ -81,7 +82,7 @@ export async function createGateway(loaded: LoadedConfig, logger: Logger, extraP
   // The stored responses read Redis from the same services once a config names it.
   const keyHost = cluster === undefined ? new KeyHost(logger) : undefined;
   const keys: KeySource = keyHost ?? new ClusterKeys(cluster!, logger);
-  const services: CoreServices = Object.assign(shared, { leases: new LeasePools(cluster), responses: new ResponseState({ services: shared, logger }), keys });
+  const services: CoreServices = Object.assign(shared, { leases: new LeasePools(cluster), responses: new ResponseState({ services: shared, logger }), keys, spend: new SpendRecorder({ services: shared, logger }) });
   const kept = new Map<PluginDefinition, unknown>();
   const keptOf = (def: PluginDefinition): unknown => {
     if (def.keep === undefined) return undefined;
@@ -94,6 +95,7 @@ export async function createGateway(loaded: LoadedConfig, logger: Logger, extraP
     if (services.redis !== undefined && services.storeHealth === undefined) services.storeHealth = new StoreHealth(logger, 'redis', services.metrics);
     watchRedisUp(services.metrics, services);
     services.responses.apply(config);
+    services.spend.apply(config);
     await keys.apply(next, services.redis);
   };
   const deps = { registry, logger, services, keptOf };
@@ -125,6 +127,7 @@ export async function createGateway(loaded: LoadedConfig, logger: Logger, extraP
     },
     async close() {
       await state.runtime.close();
+      await services.spend.close();
       await keys.close();
       await services.responses.close();
       await closeRedisClient(services.redis);
@@ -138,9 +141,9 @@ export async function createGateway(loaded: LoadedConfig, logger: Logger, extraP
  * the primary's for its workers. `current` is the config in force;
  * `listenOn` overrides admin.host and admin.port (tests: port 0).
  */
-export async function startAdminListener(host: KeyHost, current: () => LoadedConfig, services: { redis?: RedisClient }, logger: Logger, extraPlugins: PluginDefinition[] = [], listenOn?: { host: string; port: number }): Promise<AdminServer | undefined> {
+export async function startAdminListener(host: KeyHost, current: () => LoadedConfig, services: { redis?: RedisClient; spend: SpendSource }, logger: Logger, extraPlugins: PluginDefinition[] = [], listenOn?: { host: string; port: number }): Promise<AdminServer | undefined> {
   const admin = current().config.admin;
   if (admin === undefined || (admin.port === 0 && listenOn === undefined)) return undefined;
   const registry = new PluginRegistry([...builtinPlugins, ...extraPlugins]);
-  return startAdminServer({ current, registry, store: () => host.store, redis: () => services.redis, logger }, listenOn ?? admin);
+  return startAdminServer({ current, registry, store: () => host.store, redis: () => services.redis, spend: () => services.spend.reader, logger }, listenOn ?? admin);
 }

@@ -10,8 +10,9 @@ export {
   type Awaitable, type EventVerdict, type Outcome, type PluginDefinition, type PluginEnv, type PluginHooks,
   type FieldPoint, type OutputMatch, type OutputRules, type OutputScan, type PrimaryLink, type RequestContext, type ResponseHead, type Services, type Stage, type StoreHealthNotes, type StreamEvent, type Usage, type WorkerLink,
 } from './pipeline/contract';
-export type { ChatMessage, ChatRequest, ClientProtocol, ContentPart, ImageRequest, Principal, RedisClient, Route, ToolCall } from './types';
+export type { ChatMessage, ChatRequest, ClientProtocol, ContentPart, ImageRequest, Price, PriceList, Principal, RedisClient, Route, ToolCall } from './types';
+export { imageCost, roundCost, tokenCost } from './pricing/prices';
 export { type ConfigView, type GatewayConfig, type Limits } from './config/schema';
 export { exactModelIds } from './routing/routes';
-export { estimateTokens, promptChars } from './proxy/usage';
+export { estimateTokens, promptChars } from './request/usage';
 export { rewriteTexts } from './api/rewrite-texts';

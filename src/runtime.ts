@@ -28,6 +28,9 @@ import { startDemoBackend, type DemoBackend } from './demo/backend';
 import { compilePassthrough, passthroughProblems, type PassthroughTable } from './passthrough/routes';
 import { createPassthroughProxy, type PassthroughProxy } from './passthrough/proxy';
 import { createTracing, type Tracing } from './tracing/tracing';
+import { compilePrices } from './pricing/prices';
+import type { PriceList } from './types';
+import type { SpendRecorder } from './spend';
 
 export interface Runtime {
   readonly config: GatewayConfig;
@@ -50,6 +53,10 @@ export interface Runtime {
   readonly dropped: DroppedReporter;
   /** The Responses API's stored turns, when the gateway keeps them. */
   readonly responses: StoredTurns;
+  /** This config's prices (`pricing`): what a finished request cost. */
+  readonly prices: PriceList;
+  /** Where each finished request's usage record goes (process-wide, src/spend). */
+  readonly spend: SpendRecorder;
   /** This config's traces (telemetry.traces); undefined when off, and then a request does nothing for them. */
   readonly tracing?: Tracing;
   /** Counts a request that runs under this runtime. */
@@ -62,8 +69,8 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/** The process-wide services, with the core's own: the lease stores every config's admission uses, the Responses API's stored turns, the runtime keys. */
-export type CoreServices = Services & { leases: LeasePools; responses: ResponseState; keys: KeySource };
+/** The process-wide services, with the core's own: the lease stores every config's admission uses, the Responses API's stored turns, the runtime keys, the spend records. */
+export type CoreServices = Services & { leases: LeasePools; responses: ResponseState; keys: KeySource; spend: SpendRecorder };
 
 export interface RuntimeDeps {
   registry: PluginRegistry;
@@ -128,8 +135,9 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
 
   const tracing = createTracing(config, { env: process.env, file, metrics: deps.services.metrics, logger: deps.logger });
   const admission = new Admission(config, deps.services, deps.logger);
-  const { leases: _leases, keys: runtimeKeys, ...services } = deps.services;
-  const pipeline = await createPipeline(resolved, { config, logger: deps.logger, services, admission, keptOf: deps.keptOf },
+  const prices = compilePrices(config.pricing);
+  const { leases: _leases, keys: runtimeKeys, spend, ...services } = deps.services;
+  const pipeline = await createPipeline(resolved, { config, logger: deps.logger, services, admission, prices, keptOf: deps.keptOf },
     admission.active ? { name: 'admission', run: (ctx) => admission.admit(ctx) } : undefined)
     .catch(async (err: unknown) => { admission.close(); await tracing?.close(); throw err; });
   const upstreams = new Map<string, Upstream>();
@@ -176,6 +184,8 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     reply,
     dropped: droppedReporter(deps.services.metrics, deps.logger),
     responses: new StoredTurns(deps.services.responses, reply),
+    prices,
+    spend,
     tracing,
     hold: () => { inflight++; },
     release: () => { if (--inflight === 0) retired?.(); },

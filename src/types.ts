@@ -94,5 +94,32 @@ export interface ImageRequest {
   texts: string[];
 }
 
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  /** True when the backend reported none and the gateway estimated it. */
+  estimated: boolean;
+  /** Prompt tokens read from the backend's prompt cache (part of prompt_tokens), when it said. */
+  cached_tokens?: number;
+  /** Completion tokens spent on reasoning (part of completion_tokens), when it said. */
+  reasoning_tokens?: number;
+}
+
+/** A model's price: dollars per token of each kind, and per image by size ("*": any size). */
+export interface Price {
+  readonly input: number;
+  readonly cachedInput: number;
+  readonly output: number;
+  readonly images?: Readonly<Record<string, number>>;
+}
+
+/** The config's prices (`pricing`), compiled: the first entry whose glob matches a model prices it. */
+export interface PriceList {
+  /** True when the config names no price: nothing is priced, and nothing costs. */
+  readonly empty: boolean;
+  of(model: string): Price | undefined;
+}
+
 /** The shared Redis connection: one server or a cluster. */
 export type RedisClient = Redis | Cluster;

@@ -58,6 +58,7 @@ export const plugin: PluginDefinition<Record<string, never>, State> = {
           const { usage, principal } = ctx;
           recorder.tokens(model, principal.id, principal.org ?? '', usage.estimated, usage.prompt_tokens, usage.completion_tokens);
         }
+        if (ctx.cost !== undefined) recorder.cost(model, ctx.principal?.id ?? '', ctx.principal?.org ?? '', ctx.cost);
         switch (reason) {
           case 'rate_limited': return recorder.rateLimited(scopeLabel(ctx), budgetLabel(ctx));
           case 'content_filter': return recorder.contentFilterBlock(ctx.endpoint);

@@ -14,12 +14,19 @@ export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.
 // finer between 50 ms and 5 s and stop at 2 minutes.
 export const FIRST_BYTE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 7.5, 10, 20, 30, 60, 120];
 
+/** A cost series' labels and its sum in whole nano-dollars (exact, whatever the number of requests). */
+export interface CostSum {
+  labels: { key: string; org: string; model: string };
+  nanos: number;
+}
+
 export interface GatewayMetrics {
   requests: Counter<'endpoint' | 'version' | 'model' | 'status' | 'reason'>;
   duration: Histogram<'endpoint' | 'model' | 'stream'>;
   upstreamTtfb: Histogram<'upstream' | 'model'>;
   firstEvent: Histogram<'model'>;
   tokens: Counter<'type' | 'model' | 'key' | 'org' | 'estimated'>;
+  cost: Counter<'key' | 'org' | 'model'>;
   rateLimited: Counter<'scope' | 'budget'>;
   contentFilterBlocks: Counter<'endpoint'>;
   upstreamErrors: Counter<'upstream' | 'kind'>;
@@ -27,7 +34,7 @@ export interface GatewayMetrics {
   activeStreams: Gauge;
 }
 
-export function registerMetrics(registry: Registry): GatewayMetrics {
+export function registerMetrics(registry: Registry, costSums: ReadonlyMap<string, CostSum>): GatewayMetrics {
   const registers = [registry];
   return {
     requests: new Counter({
@@ -54,6 +61,16 @@ export function registerMetrics(registry: Registry): GatewayMetrics {
       name: 'sluice_tokens_total', registers,
       help: 'Tokens used, as reported by the backend or estimated (estimated="true") when it reports none.',
       labelNames: ['type', 'model', 'key', 'org', 'estimated'],
+    }),
+    // Summed in integer nano-dollars and set at each scrape: adding dollars as floats would drift from the spend records' exact sums.
+    cost: new Counter({
+      name: 'sluice_cost_dollars_total', registers,
+      help: 'What finished requests cost in dollars, from their usage and the config\'s pricing, by key id, org and model (requests no price names are not counted).',
+      labelNames: ['key', 'org', 'model'],
+      collect() {
+        this.reset();
+        for (const { labels, nanos } of costSums.values()) this.inc(labels, nanos / 1e9);
+      },
     }),
     rateLimited: new Counter({
       name: 'sluice_rate_limited_total', registers,

@@ -3,7 +3,7 @@
 // every call, so each child is made once per label set and kept in a Map
 // keyed by the joined values (label values are bounded, so the maps are too).
 import type { Counter, Histogram, Registry } from 'prom-client';
-import { registerMetrics, type GatewayMetrics } from './metrics';
+import { registerMetrics, type CostSum, type GatewayMetrics } from './metrics';
 import { BUDGET_VALUES, FILTERED_ENDPOINTS, KIND_VALUES, SCOPE_VALUES } from './labels';
 
 type CounterChild = Counter.Internal;
@@ -25,7 +25,7 @@ export class Recorder {
   private readonly firstEventChildren = new Map<string, HistogramChild>();
   private readonly tokenChildren = new Map<string, { prompt: CounterChild; completion: CounterChild }>();
 
-  constructor(readonly metrics: GatewayMetrics) {}
+  constructor(readonly metrics: GatewayMetrics, private readonly costSums: Map<string, CostSum>) {}
 
   request(endpoint: string, version: string, model: string, status: number, reason: string, protocol = 'chat'): void {
     const key = endpoint + SEP + version + SEP + model + SEP + status + SEP + reason + SEP + protocol;
@@ -51,6 +51,12 @@ export class Recorder {
     const pair = childOf(this.tokenChildren, id, () => ({ prompt: this.metrics.tokens.labels('prompt', model, key, org, e), completion: this.metrics.tokens.labels('completion', model, key, org, e) }));
     pair.prompt.inc(prompt);
     pair.completion.inc(completion);
+  }
+
+  /** Adds a request's cost (dollars, rounded to the nano-dollar) to its series. */
+  cost(model: string, key: string, org: string, dollars: number): void {
+    const id = model + SEP + key + SEP + org;
+    childOf(this.costSums, id, () => ({ labels: { key, org, model }, nanos: 0 })).nanos += Math.round(dollars * 1e9);
   }
 
   /**
@@ -88,7 +94,8 @@ const byRegistry = new WeakMap<Registry, Recorder>();
 export function recorderFor(registry: Registry): Recorder {
   let recorder = byRegistry.get(registry);
   if (recorder === undefined) {
-    recorder = new Recorder(registerMetrics(registry));
+    const costSums = new Map<string, CostSum>();
+    recorder = new Recorder(registerMetrics(registry, costSums), costSums);
     byRegistry.set(registry, recorder);
   }
   return recorder;

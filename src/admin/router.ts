@@ -16,7 +16,7 @@ import { GatewayError } from '../errors';
 import { requestIdOf } from '../pipeline/context';
 import { errorMiddleware, lastResort } from '../api/errors';
 import { jsonBodyReader } from '../api/json-body';
-import { sendJson } from '../api/json';
+import { sendJson } from '../request/send-json';
 import { adminOf, type AdminKeys } from './auth';
 import { auditLine, type Audit } from './audit';
 
@@ -36,10 +36,12 @@ export interface AdminCall {
   keyId?: string;
 }
 
-/** What a handler answers: a JSON body, 200 unless it says otherwise. */
-export interface AdminAnswer {
-  status?: number;
-  body: unknown;
+/** What a handler answers: a JSON body, 200 unless it says otherwise; or lines of text streamed with 200 (an export). */
+export type AdminAnswer = { status?: number; body: unknown } | StreamedAnswer;
+
+export interface StreamedAnswer {
+  lines: AsyncIterable<string>;
+  contentType: string;
 }
 
 export type AdminHandler = (call: AdminCall) => AdminAnswer | Promise<AdminAnswer>;
@@ -83,8 +85,22 @@ function serve(r: AdminRoute) {
     };
     Promise.resolve()
       .then(() => r.handle(call))
-      .then((answer) => sendJson(res, answer.status ?? 200, answer.body, { 'cache-control': 'no-store' }), next);
+      .then((answer) => ('lines' in answer ? stream(res, answer) : sendJson(res, answer.status ?? 200, answer.body, { 'cache-control': 'no-store' })), next);
   };
+}
+
+/** Writes the lines as they come, waiting on the client when it reads slower; a failure midway cuts the response (its head is out). */
+async function stream(res: Response, answer: StreamedAnswer): Promise<void> {
+  res.writeHead(200, { 'content-type': answer.contentType, 'cache-control': 'no-store' });
+  try {
+    for await (const line of answer.lines) {
+      if (res.destroyed) return;
+      if (!res.write(line)) await new Promise((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
+    }
+    res.end();
+  } catch {
+    res.destroy();
+  }
 }
 
 export interface AdminRouterDeps {

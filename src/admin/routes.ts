@@ -4,16 +4,18 @@
 // answer; the router does the rest (admin key, body, 404/405, errors, audit).
 // To add one, add a line here:
 //
-//   route('GET', '/admin/spend', 'spend.read', spendHandler(deps)),
+//   route('GET', '/admin/things', 'things.list', thingsHandler(deps)),
 //
-// where spendHandler(deps) returns an AdminHandler, (call) => ({ body })
+// where thingsHandler(deps) returns an AdminHandler, (call) => ({ body })
 // or a promise of it, and throws a GatewayError to refuse.
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load';
 import type { PluginRegistry } from '../pipeline/registry';
 import type { RedisClient } from '../types';
 import type { KeyStore } from '../keys/store';
+import type { SpendStore } from '../spend';
 import { keyRoutes } from './key-routes';
+import { spendRoutes } from './spend-routes';
 import type { AdminRoute } from './router';
 
 /** What the admin API's handlers may use. */
@@ -26,11 +28,14 @@ export interface AdminDeps {
   store(): KeyStore | undefined;
   /** The Redis connection, when the config names Redis. */
   redis(): RedisClient | undefined;
+  /** The spend records to read (Redis, or this process's memory); undefined while none are kept. */
+  spend(): SpendStore | undefined;
   logger: Logger;
 }
 
 export function adminRoutes(deps: AdminDeps): AdminRoute[] {
   return [
     ...keyRoutes({ rules: () => ({ loaded: deps.current(), registry: deps.registry }), store: deps.store }),
+    ...spendRoutes({ spend: deps.spend }),
   ];
 }

@@ -77,6 +77,8 @@ export function accessLine(ctx: Context, outcome: Outcome, time: string, binding
   l.num('attempts', ctx.forwarding.attempts || undefined);
   const u = ctx.usage;
   if (u) l.text += `,"tokens":{"prompt":${num(u.prompt_tokens)},"completion":${num(u.completion_tokens)},"total":${num(u.total_tokens)},"estimated":${u.estimated}}`;
+  // Dollars, from the usage and the config's pricing: absent when no price names the model.
+  l.num('cost', ctx.cost);
   return `${l.text},"msg":"request"}`;
 }
 

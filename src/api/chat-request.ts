@@ -4,9 +4,9 @@
 // Every piece of text the request forwards is gathered once here, so policy
 // (content filter, size limits, usage estimates) reads one list.
 import { z } from 'zod';
-import { applyFieldRules, foldTopLevel, MODEL_ID_MAX, parseBody } from './validate';
+import { applyFieldRules, foldTopLevel, MODEL_ID_MAX, parseBody } from '../request/validate';
 import { messagesSchema, messageTexts, type ChatMessage, type Dialect } from './chat-messages';
-import { chatParamsShape, OPENAI_CHAT_NAMES, paramTexts } from './chat-params';
+import { chatParamsShape, OPENAI_CHAT_NAMES, paramTexts } from '../request/chat-params';
 import type { ChatRequest, FieldRules } from '../types';
 
 export { OPENAI_CHAT_NAMES };

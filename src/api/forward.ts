@@ -5,7 +5,7 @@
 import type { Endpoint } from '../config/schema';
 import type { Context, Fallbacks } from '../pipeline/context';
 import { openaiFormat } from '../proxy/formats/openai';
-import { estimateTokens } from '../proxy/usage';
+import { estimateTokens } from '../request/usage';
 import type { Route } from '../routing/routes';
 import type { Runtime } from '../runtime';
 import type { Exchange } from '../proxy/exchange';

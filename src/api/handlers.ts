@@ -9,9 +9,9 @@ import { runOutputRulesHooks, runRequestHooks } from '../pipeline/runner';
 import type { Runtime } from '../runtime';
 import { parseChatRequest } from './chat-request';
 import { parseImageRequest } from './image-request';
-import { MODEL_ID_MAX } from './validate';
+import { MODEL_ID_MAX } from '../request/validate';
 import type { ListedModel, Route } from '../routing/routes';
-import { sendJson } from './json';
+import { sendJson } from '../request/send-json';
 import { FallbackChain, forwardTo } from './forward';
 import type { Exchange } from '../proxy/exchange';
 

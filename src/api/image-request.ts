@@ -1,8 +1,8 @@
 // POST /v{1,2}/images/generations body. Images come back as URLs (the
 // interface's default) or, with response_format "b64_json", inline.
 import { z } from 'zod';
-import { applyFieldRules, foldTopLevel, MODEL_ID_MAX, parseBody } from './validate';
-import { paramTexts } from './chat-params';
+import { applyFieldRules, foldTopLevel, MODEL_ID_MAX, parseBody } from '../request/validate';
+import { paramTexts } from '../request/chat-params';
 import type { FieldRules, ImageRequest } from '../types';
 
 export const OPENAI_IMAGE_NAMES = ['n', 'size', 'response_format', 'quality', 'style', 'user'] as const;

@@ -7,7 +7,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../errors';
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from './json-depth';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../request/json-depth';
 
 const JSON_TYPE = /^application\/json\s*(?:;|$)/i;
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;

@@ -11,7 +11,7 @@ import { countTokens } from '../protocols/messages/count-tokens';
 import { parseCountTokensRequest, parseMessagesRequest } from '../protocols/messages/request';
 import { MessagesExchange } from '../proxy/exchanges/messages';
 import { routeAndForward, routeOf, type ApiRequest } from './handlers';
-import { sendJson } from './json';
+import { sendJson } from '../request/send-json';
 
 export async function messages(req: Request, res: Response, next: NextFunction): Promise<void> {
   const r = req as ApiRequest;

@@ -9,7 +9,7 @@ import { newResponseId, parseResponsesRequest, type StoredItem } from '../protoc
 import { ResponsesExchange } from '../proxy/exchanges/responses';
 import { cancelResponse, deleteResponse, getResponse, listInputItems, ownerOf } from '../protocols/responses/state';
 import { routeAndForward, routeOf, type ApiRequest } from './handlers';
-import { sendJson } from './json';
+import { sendJson } from '../request/send-json';
 import type { StoredTurns } from './stored-turns';
 
 export async function responses(req: Request, res: Response, next: NextFunction): Promise<void> {

@@ -8,8 +8,8 @@
 import type { RequestContext } from '../pipeline/contract';
 import type { RequestSource } from '../pipeline/context';
 import { messageTexts } from './chat-messages';
-import { paramTexts } from './chat-params';
-import { rewriteStrings, type Rewrite } from './rewrite-strings';
+import { paramTexts } from '../request/chat-params';
+import { rewriteStrings, type Rewrite } from '../request/rewrite-strings';
 
 /**
  * Rewrites every text of the request through `fn` (message contents and text

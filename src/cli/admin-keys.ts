@@ -43,14 +43,14 @@ function entryOf(values: Record<string, string | undefined>, clear?: string): Re
   return body;
 }
 
-interface Request {
+export interface AdminRequest {
   method: string;
   path: string;
   body?: unknown;
 }
 
 /** The request a verb makes, from its arguments. */
-export function adminRequest(verb: string, args: string[]): Request {
+export function adminRequest(verb: string, args: string[]): AdminRequest {
   const one = (options: ParseArgsConfig['options'] = {}) => {
     const { values, positionals } = parseArgs({ args, options: { ...options, 'admin-url': { type: 'string' } }, allowPositionals: true });
     if (positionals.length !== 1) throw new UsageError(`sluice keys ${verb} takes one key id`);
@@ -86,11 +86,16 @@ export function adminUrlOf(args: string[], env: NodeJS.ProcessEnv): string | und
   return args[i].includes('=') ? args[i].slice('--admin-url='.length) : args[i + 1];
 }
 
-/** Runs one verb against the admin API. */
-export async function runAdminVerb(verb: string, args: string[], env: NodeJS.ProcessEnv): Promise<Printed> {
-  const request = adminRequest(verb, args);
+const failed = (stderr: string): Printed => ({ stdout: '', stderr: `sluice: ${stderr}\n`, code: 1 });
+
+/**
+ * Makes `request` against the admin API the arguments or environment name:
+ * its response when it answered 2xx, else what to print (unreachable, or
+ * the error object's reason and message). `command` names the verb in usage errors.
+ */
+export async function callAdmin(request: AdminRequest, args: string[], env: NodeJS.ProcessEnv, command: string): Promise<Response | Printed> {
   const base = adminUrlOf(args, env);
-  if (!base) throw new UsageError(`sluice keys ${verb} needs the admin API: --admin-url URL or SLUICE_ADMIN_URL`);
+  if (!base) throw new UsageError(`sluice ${command} needs the admin API: --admin-url URL or SLUICE_ADMIN_URL`);
   const key = env.SLUICE_ADMIN_KEY;
   if (!key) throw new UsageError('set SLUICE_ADMIN_KEY to an admin key (one whose digest is in admin.keys)');
   const url = `${base.replace(/\/+$/, '')}${request.path}`;
@@ -102,17 +107,31 @@ export async function runAdminVerb(verb: string, args: string[], env: NodeJS.Pro
       body: request.body === undefined ? undefined : JSON.stringify(request.body),
     });
   } catch (err) {
-    return { stdout: '', stderr: `sluice: cannot reach the admin API at ${url}: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}\n`, code: 1 };
+    return failed(`cannot reach the admin API at ${url}: ${((err as Error).cause as Error | undefined)?.message ?? (err as Error).message}`);
   }
-  const text = await res.text();
-  let body: Record<string, any>;
+  if (res.ok) return res;
+  const body = await jsonOf(res);
+  return isPrinted(body) ? body : failed(`${res.status} ${body.error?.reason ?? 'error'}: ${body.error?.message ?? ''}`);
+}
+
+/** The answer's JSON object, or what to print when it is not JSON. */
+export async function jsonOf(res: Response): Promise<Record<string, any> | Printed> {
   try {
-    body = JSON.parse(text);
+    return JSON.parse(await res.text()) as Record<string, any>;
   } catch {
-    return { stdout: '', stderr: `sluice: the admin API answered ${res.status} with something other than JSON\n`, code: 1 };
+    return failed(`the admin API answered ${res.status} with something other than JSON`);
   }
-  if (!res.ok) return { stdout: '', stderr: `sluice: ${res.status} ${body.error?.reason ?? 'error'}: ${body.error?.message ?? text}\n`, code: 1 };
+}
+
+/** Runs one verb against the admin API. */
+export async function runAdminVerb(verb: string, args: string[], env: NodeJS.ProcessEnv): Promise<Printed> {
+  const res = await callAdmin(adminRequest(verb, args), args, env, `keys ${verb}`);
+  if (!(res instanceof Response)) return res;
+  const body = await jsonOf(res);
+  if (isPrinted(body)) return body;
   const { key: made, ...rest } = body;
   const shown = made === undefined ? '' : `key (shown once, store it now): ${made}\n`;
   return { stdout: `${shown}${JSON.stringify(verb === 'list' ? body.data : rest, null, 2)}\n`, stderr: '', code: 0 };
 }
+
+export const isPrinted = (x: object): x is Printed => 'code' in x && 'stderr' in x;

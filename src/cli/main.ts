@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // The `sluice` command: serve, keys create|hash (and the admin API's verbs:
-// create|list|show|update|revoke|rotate), config check, help, --version.
+// create|list|show|update|revoke|rotate), spend, usage export, config check,
+// help, --version.
 // bin/sluice.js (the package's bin) builds dist/ when needed and calls runCli;
 // the image runs this file directly: node dist/src/cli/main.js serve.
 import { parseArgs } from 'node:util';
 import { ConfigError, defaultConfigPath, loadConfigFile } from '../config/load';
 import { gatewayConfigCheck } from '../gateway';
 import { adminKeyEntry, createKey, hashInput } from './keys';
-import { ADMIN_VERBS, adminUrlOf, runAdminVerb, UsageError } from './admin-keys';
+import { ADMIN_VERBS, adminUrlOf, runAdminVerb, UsageError, type Printed } from './admin-keys';
+import { runSpend, runUsageExport } from './admin-spend';
 import { packageVersion } from '../version';
 
 export const USAGE = `usage: sluice <command>
@@ -23,12 +25,16 @@ export const USAGE = `usage: sluice <command>
   sluice keys list | show ID | revoke ID
   sluice keys update ID [--org ORG] [--models ...] [--limits JSON] [--priority P] [--expires-at ISO] [--clear FIELD,...]
   sluice keys rotate ID [--grace SECONDS]
+  sluice spend [--key ID] [--org ORG] [--from YYYY-MM-DD] [--to YYYY-MM-DD]
+                                    sums per day and in all (default: today, the whole gateway)
+  sluice usage export --since TIME [--until TIME] [--format jsonl|csv]
+                                    the usage records, written as they arrive
   sluice config check [FILE]        validate a config without starting anything; exit 0 or 1
   sluice help, --help, -h           print this text
   sluice --version                  print the version
 
 Environment: GATEWAY_CONFIG (config file), PORT (overrides server.port), LOG_LEVEL (info),
-SLUICE_ADMIN_URL and SLUICE_ADMIN_KEY (the admin API, for the keys verbs).
+SLUICE_ADMIN_URL and SLUICE_ADMIN_KEY (the admin API: the keys verbs, spend, usage export).
 `;
 
 function readStdin(): Promise<string> {
@@ -51,6 +57,12 @@ export function checkConfigFile(file: string): string[] {
   }
 }
 
+function printed(out: Printed): number {
+  process.stdout.write(out.stdout);
+  process.stderr.write(out.stderr);
+  return out.code;
+}
+
 /** The exit code, or -1 while `serve` keeps the process running. */
 async function run(argv: string[]): Promise<number> {
   const [group, verb, ...rest] = argv;
@@ -67,11 +79,10 @@ async function run(argv: string[]): Promise<number> {
     return -1;
   }
   if (group === 'keys' && (ADMIN_VERBS as readonly string[]).includes(verb) && (verb !== 'create' || adminUrlOf(rest, process.env) !== undefined)) {
-    const printed = await runAdminVerb(verb, rest, process.env);
-    process.stdout.write(printed.stdout);
-    process.stderr.write(printed.stderr);
-    return printed.code;
+    return printed(await runAdminVerb(verb, rest, process.env));
   }
+  if (group === 'spend') return printed(await runSpend(argv.slice(1), process.env));
+  if (group === 'usage' && verb === 'export') return printed(await runUsageExport(rest, process.env, process.stdout));
   if (group === 'keys' && verb === 'create' && rest.length === 1 && rest[0] === '--admin') {
     const { key, entry } = adminKeyEntry();
     process.stdout.write(`admin key (shown once, store it now): ${key}\n\nadd under admin.keys: in the config\n${entry}\n`);

@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import { ConfigError, parseConfigText, readConfigText, type LoadedConfig } from '../config/load';
 import { gatewayConfigCheck, primaryPlugins, startAdminListener, warnIfMetricsUncounted } from '../gateway';
 import { keepKeysForWorkers } from '../keys/primary-keys';
+import { serveSpend } from '../spend';
 import type { AdminServer } from '../admin/server';
 import { createMetricsRegistry } from '../metrics/registry';
 import { startMetricsServer, type MetricsServer } from '../metrics/server';
@@ -67,6 +68,9 @@ export async function startPrimary({ loaded, text, workers: count, logger }: Pri
   let config = loaded.config;
   // The runtime keys, before any worker asks for them.
   const keys = keepKeysForWorkers(link, logger);
+  // The spend records without Redis, exact across the workers; with Redis, what the admin listener reads there.
+  const spend = serveSpend(link, () => keys.services.redis);
+  spend.apply(config);
   try {
     await keys.apply(loaded);
   } catch (err) {
@@ -158,7 +162,7 @@ export async function startPrimary({ loaded, text, workers: count, logger }: Pri
   const m = config.server.metrics;
   try {
     if (m.port !== 0) metrics = await startMetricsServer(machine, m);
-    admin = await startAdminListener(keys.host, () => ({ config, file: current.file }), keys.services, logger);
+    admin = await startAdminListener(keys.host, () => ({ config, file: current.file }), { get redis() { return keys.services.redis; }, spend }, logger);
   } catch (err) {
     stopping = true;
     await metrics?.close();
@@ -184,6 +188,7 @@ export async function startPrimary({ loaded, text, workers: count, logger }: Pri
       return false;
     }
     setUpPlugins({ config: nextConfig, file });
+    spend.apply(nextConfig);
     const targets = running();
     const results = await Promise.allSettled(targets.map((s) => s.peer.request(CHANNELS.reload, next, RELOAD_TIMEOUT_MS)));
     const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [`worker ${targets[i].worker.id}: ${(r.reason as Error).message}`] : []));

@@ -8,7 +8,7 @@ import { GatewayError } from '../errors';
 import { authorizeModel, type Principal } from '../auth/keys';
 import { isJsonType, mediaTypeProblem, parseJsonBody, tooLarge } from '../api/json-body';
 import { startRequestHooks, type ApiRequest } from '../api/handlers';
-import { MODEL_ID_MAX } from '../api/validate';
+import { MODEL_ID_MAX } from '../request/validate';
 import { jsonStrings } from './json-strings';
 import { peekBody } from './peek-body';
 import type { PassthroughRoute } from './routes';

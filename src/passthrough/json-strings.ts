@@ -5,7 +5,7 @@
 //
 //   jsonStrings({ input: ["a", { b: "c" }] })   // ["input", "a", "b", "c"]
 import { GatewayError } from '../errors';
-import { MAX_JSON_DEPTH } from '../api/json-depth';
+import { MAX_JSON_DEPTH } from '../request/json-depth';
 
 /**
  * Walks with its own stack, not recursion. The body reader has already

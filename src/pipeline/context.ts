@@ -4,16 +4,12 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Endpoint, Version } from '../config/schema';
-import type { Principal } from '../auth/keys';
-import type { Route } from '../routing/routes';
-import type { ChatRequest } from '../api/chat-request';
-import type { ImageRequest } from '../api/image-request';
 import { GatewayError } from '../errors';
 import type { Outcome, RequestContext, Timings, Usage } from './contract';
-import type { ClientProtocol } from '../types';
-import { estimateUsage } from '../proxy/usage';
+import type { ChatRequest, ClientProtocol, ImageRequest, Principal, Route } from '../types';
+import { estimateUsage } from '../request/usage';
 import type { RequestTrace } from '../tracing/request-trace';
-import type { OutputPolicy } from '../proxy/output/policy';
+import type { OutputPolicy } from './output-policy';
 
 /** The context the gateway attached to a request, if it is an API request. */
 export const contextOf = (req: IncomingMessage): Context | undefined => (req as { sluice?: Context }).sluice;
@@ -118,6 +114,7 @@ export class Context implements RequestContext {
   /** Set for a protocol whose client request an exchange keeps (Responses, Messages): rewriteTexts walks it. */
   source?: RequestSource;
   usage?: Usage;
+  cost?: number;
   error?: GatewayError;
   /** The core's own forwarding state: never part of the plugins' view (RequestContext). */
   readonly forwarding = new Forwarding();

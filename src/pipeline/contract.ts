@@ -23,27 +23,15 @@
 import type { z } from 'zod';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import type { ChatRequest, ClientProtocol, ImageRequest, Principal, RedisClient, Route } from '../types';
+import type { ChatRequest, ClientProtocol, ImageRequest, PriceList, Principal, RedisClient, Route, Usage } from '../types';
 import type { ConfigView, Endpoint, FieldPoint, GatewayConfig, Version } from '../config/schema';
 import type { GatewayError, Reason } from '../errors';
 import type { AdmissionService } from '../admission/types';
 
-export type { FieldPoint };
+export type { FieldPoint, PriceList, Usage };
 
 export const PHASES = ['onRequest', 'outputRules', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish', 'close'] as const;
 export type Phase = (typeof PHASES)[number];
-
-export interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  /** True when the backend reported none and the gateway estimated it. */
-  estimated: boolean;
-  /** Prompt tokens read from the backend's prompt cache (part of prompt_tokens), when it said. */
-  cached_tokens?: number;
-  /** Completion tokens spent on reasoning (part of completion_tokens), when it said. */
-  reasoning_tokens?: number;
-}
 
 export interface Timings {
   /** ms from request start to the backend's response head. */
@@ -71,6 +59,12 @@ export interface RequestContext {
   /** Every piece of text the request forwards to a backend (messages in every form, tools, prompts, string parameters); empty when none. */
   texts: readonly string[];
   usage?: Usage;
+  /**
+   * What the request cost in dollars, from its usage and the config's
+   * `pricing`: set at the finish, before onFinish runs; undefined when no
+   * price names the model.
+   */
+  cost?: number;
   readonly timings: Timings;
   error?: GatewayError;
   /**
@@ -228,6 +222,8 @@ export interface PluginEnv<Kept = undefined> {
   services: Services;
   /** In-flight limits and the wait queue of this config: slots a plugin holds are given back when the request finishes. */
   admission: AdmissionService;
+  /** The config's prices (`pricing`), compiled: what a plugin needs to price a request before it runs. */
+  prices: PriceList;
   /** What the plugin's `keep` made for this process (the same object across reloads). */
   kept: Kept;
 }

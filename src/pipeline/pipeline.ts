@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { PluginDefinition, PluginEnv, PluginHooks, RequestContext } from './contract';
 import { checkHooks } from './hook-check';
-import { outputCounter, type OutputCounter } from '../proxy/output/metrics';
+import { outputCounter, type OutputCounter } from './output-metrics';
 
 type Hooks = PluginHooks<unknown>;
 export type Hook<K extends keyof Hooks> = { name: string; slot: number; run: NonNullable<Hooks[K]> };

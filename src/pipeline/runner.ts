@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { isGatewayError } from '../errors';
 import type { Outcome, OutputRules, RequestContext, ResponseHead, StreamEvent } from './contract';
 import type { Hook, Pipeline } from './pipeline';
-import type { OutputPolicy } from '../proxy/output/policy';
+import type { OutputPolicy } from './output-policy';
 
 type RequestHook = Hook<'onRequest'>;
 

@@ -7,7 +7,7 @@ import type { ClientProtocol } from '../types';
 import type { Usage } from '../pipeline/contract';
 import type { Context } from '../pipeline/context';
 import type { ProtocolUsage } from '../protocols/usage';
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../api/json-depth';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../request/json-depth';
 import type { Format } from './formats/format';
 import { badAnswer } from './status';
 import type { Upstream } from './upstream';

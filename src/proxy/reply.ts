@@ -7,7 +7,7 @@ import { errorBody, GatewayError, isGatewayError } from '../errors';
 import type { Context } from '../pipeline/context';
 import type { Pipeline } from '../pipeline/pipeline';
 import { runHeadHooks } from '../pipeline/runner';
-import { sendJson } from '../api/json';
+import { sendJson } from '../request/send-json';
 
 const STREAM_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',

@@ -2,7 +2,6 @@
 // show, update, rotate and revoke a key that the gateway honours as each
 // says; a refusal on stderr with exit 1; the admin key only from the
 // environment; `keys create --admin` minting an admin key.
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,23 +9,8 @@ import { startBackend, type Backend } from '../support/backends';
 import { startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post } from '../support/http';
 import { makeAdminKey } from '../support/admin';
-import { CLI_JS } from '../support/process';
+import { sluice } from '../support/process';
 import { hashKey } from '../../src/auth/keys';
-
-interface Run { status: number | null; stdout: string; stderr: string }
-
-/** The CLI as a child process (asynchronously: the gateway it calls runs in this process). */
-function sluice(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_JS, ...args], { env: { ...process.env, SLUICE_ADMIN_URL: '', SLUICE_ADMIN_KEY: '', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => { stdout += c; });
-    child.stderr.setEncoding('utf8').on('data', (c: string) => { stderr += c; });
-    child.once('error', reject);
-    child.once('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
 
 const chat = { model: 'm-1', messages: [{ role: 'user', content: 'hello' }] };
 const shownKey = (out: string): string => /^key \(shown once, store it now\): (\S+)$/m.exec(out)![1];

@@ -53,11 +53,14 @@ describe('in-flight limits while Redis hangs and dies', () => {
     await until(async () => (await leases(clientOf(a), leaseKey)) === 0, 'no lease left in Redis');
     expect(insurance(a).inFlight(leaseKey) + insurance(b).inFlight(leaseKey)).toBe(0);
     // Exactly N slots: N + 2 held streams, N at the backend and 2 waiting.
+    const burstsSeen = (): number => backend.seen.filter((id) => id.startsWith('burst:')).length;
+    const seenBefore = burstsSeen();
     const burst = Array.from({ length: N + 2 }, (_, i) => streamChat((i % 2 ? a : b).url, busy.key, { model: 'hold-a' }, `burst:${i}`));
     await backend.waitForOpen(N, 'burst');
     await until(async () => (await queued(a)) + (await queued(b)) === 2, 'two waiting');
     expect(backend.open('burst')).toBe(N);
-    await until(() => { backend.release(); return backend.open('burst') === 0 && backend.holding === 0; }, 'the burst released and done');
+    // Released until all N + 2 have reached the backend (the 2 waiting get their slots as the first N end) and none is open.
+    await until(() => { backend.release(); return burstsSeen() - seenBefore === N + 2 && backend.open('burst') === 0 && backend.holding === 0; }, 'the burst released and done');
     expect((await Promise.all(burst.map((s) => s.done))).every(completed)).toBe(true);
     await until(async () => (await leases(clientOf(a), leaseKey)) === 0, 'the burst\'s leases given back');
   }

@@ -9,7 +9,8 @@ import { PluginRegistry } from '../../src/pipeline/registry';
 import pino from 'pino';
 import { GatewayError } from '../../src/errors';
 import { messageTexts, type ChatMessage } from '../../src/api/chat-messages';
-import { paramTexts } from '../../src/api/chat-params';
+import { paramTexts } from '../../src/request/chat-params';
+import { compilePrices } from '../../src/pricing/prices';
 
 /** A plugin's hooks as tests call them: each with the context only, the per-request state passed as the gateway does. */
 export type TestHooks = { [K in keyof PluginHooks<unknown>]-?: (ctx: RequestContext, ...rest: any[]) => any };
@@ -35,7 +36,7 @@ export function withState(hooks: PluginHooks<any>): Partial<TestHooks> {
  */
 export function pluginEnv<K>(plugin: PluginDefinition<any, any, K>, config: GatewayConfig = validateConfig({}, '(inline)', {}), services: Services = {}, logger = pino({ level: 'silent' })): PluginEnv<K> {
   const admission = new Admission(config, { ...services, leases: new LeasePools(services.cluster) }, logger);
-  return { config, logger, services, admission, kept: plugin.keep?.(services) as K };
+  return { config, logger, services, admission, prices: compilePrices(config.pricing), kept: plugin.keep?.(services) as K };
 }
 
 export async function hooksOf<S>(plugin: PluginDefinition<S>, entry: Record<string, unknown> = {}): Promise<Partial<TestHooks>> {

@@ -133,3 +133,18 @@ export function holderOfConnection(pids: number[], serverPort: number, clientPor
     try { return readdirSync(`/proc/${pid}/fd`).some((fd) => holds(pid, fd)); } catch { return false; }
   });
 }
+
+export interface CliRun { status: number | null; stdout: string; stderr: string }
+
+/** The CLI as a child process, run asynchronously (the gateway it calls may run in this process); the admin URL and key only from `env`. */
+export function sluice(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_JS, ...args], { env: { ...process.env, SLUICE_ADMIN_URL: '', SLUICE_ADMIN_KEY: '', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => { stdout += c; });
+    child.stderr.setEncoding('utf8').on('data', (c: string) => { stderr += c; });
+    child.once('error', reject);
+    child.once('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}

@@ -1,4 +1,4 @@
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../src/api/json-depth';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../src/request/json-depth';
 
 const nested = (depth: number, inner = '1') => '{"a":'.repeat(depth) + inner + '}'.repeat(depth);
 const arrays = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);

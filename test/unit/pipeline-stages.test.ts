@@ -9,6 +9,7 @@ import { validateConfig } from '../../src/config/load';
 import { Admission } from '../../src/admission';
 import { LeasePools } from '../../src/admission/stores';
 import { PluginRegistry } from '../../src/pipeline/registry';
+import { compilePrices } from '../../src/pricing/prices';
 
 const def = (name: string, stage?: Stage): PluginDefinition => ({ name, stage, schema: z.strictObject({}), create: () => ({ onRequest() { /* ordered */ } }) });
 
@@ -19,7 +20,7 @@ async function order(defs: PluginDefinition[]): Promise<string[]> {
   const problems: string[] = [];
   const sorted = new PluginRegistry(defs).resolveChain(defs.map((d) => ({ name: d.name })), '/', problems);
   expect(problems).toEqual([]);
-  const pipeline = await createPipeline(sorted, { config, logger, services: {}, admission, keptOf: () => undefined }, { name: 'core', run: () => undefined });
+  const pipeline = await createPipeline(sorted, { config, logger, services: {}, admission, prices: compilePrices([]), keptOf: () => undefined }, { name: 'core', run: () => undefined });
   return pipeline.onRequest.map((h) => h.name);
 }
 

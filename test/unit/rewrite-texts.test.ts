@@ -2,7 +2,7 @@
 // names, ids, roles, types, URLs and encoded data do not; the request view
 // (ctx.texts) is made again from the result; nothing shared is changed.
 import { rewriteTexts } from '../../src/api/rewrite-texts';
-import { rewriteStrings } from '../../src/api/rewrite-strings';
+import { rewriteStrings } from '../../src/request/rewrite-strings';
 import { ResponsesExchange } from '../../src/proxy/exchanges/responses';
 import type { RequestContext } from '../../src/pipeline/contract';
 import { chatContext, imageContext } from '../plugins/helpers';

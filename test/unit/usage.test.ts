@@ -1,4 +1,4 @@
-import { CHARS_PER_TOKEN, estimateTokens, estimateUsage, promptChars, publicUsage, readUsage } from '../../src/proxy/usage';
+import { CHARS_PER_TOKEN, estimateTokens, estimateUsage, promptChars, publicUsage, readUsage } from '../../src/request/usage';
 import type { Context } from '../../src/pipeline/context';
 
 // estimateUsage reads only the request part of a context.

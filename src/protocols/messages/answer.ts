@@ -1,8 +1,8 @@
 // What a chat backend's answer (whole or streamed) says, in Messages' terms:
 // why it stopped, how many tokens it used, a tool call's input. Shared by the
 // JSON translation and the stream translation so the two never disagree.
-import { jsonDepthExceeds } from '../../api/json-depth';
-import { readUsage } from '../../proxy/usage';
+import { jsonDepthExceeds } from '../../request/json-depth';
+import { readUsage } from '../../request/usage';
 import type { ProtocolUsage } from '../usage';
 import type { MessagesUsage, StopReason } from './types';
 

@@ -4,7 +4,7 @@
 // redacted thinking are not counted.
 //
 //   res.json(countTokens(parseCountTokensRequest(body)));
-import { estimateTokens, promptChars } from '../../proxy/usage';
+import { estimateTokens, promptChars } from '../../request/usage';
 import type { CountTokensRequest } from './request';
 import { messagesTexts } from './texts';
 

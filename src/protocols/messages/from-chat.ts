@@ -4,7 +4,7 @@
 //
 //   const { body, usage } = fromChatJson(JSON.parse(text), { id: 'msg_…', model: req.model });
 import { GatewayError } from '../../errors';
-import { estimateTokens } from '../../proxy/usage';
+import { estimateTokens } from '../../request/usage';
 import type { ProtocolUsage } from '../usage';
 import { reasoningOf, stopReasonOf, stopSequenceOf, toolInput, usageOf } from './answer';
 import type { ContentBlock, Message } from './types';

@@ -4,7 +4,7 @@
 // and tool types the gateway does not know pass too (a translated backend
 // drops them), since clients add new ones faster than gateways learn them.
 import { z } from 'zod';
-import { MODEL_ID_MAX, parseBody } from '../../api/validate';
+import { MODEL_ID_MAX, parseBody } from '../../request/validate';
 
 const cacheControl = z.looseObject({ type: z.string() }).nullable().optional();
 

@@ -7,7 +7,7 @@
 //   for each parsed chat chunk: send(s.push(chunk));  while the backend is silent: send(s.ping());
 //   after [DONE]: send(s.end());   on a failure after the start: send(s.fail(err));
 //   then s.usage (what the backend reported) and s.message (the whole message) for storage.
-import { estimateTokens } from '../../proxy/usage';
+import { estimateTokens } from '../../request/usage';
 import type { ProtocolUsage } from '../usage';
 import { MessageAccumulator } from './accumulate';
 import { reasoningOf, stopReasonOf, stopSequenceOf, usageOf, type AnswerUsage } from './answer';

@@ -3,7 +3,7 @@
 // tool definitions, and every string in the other fields (stop sequences,
 // output schemas, tool_choice, fields kept for a native backend).
 // Not read: image data, and redacted thinking (ciphertext no model reads as text).
-import { paramTexts } from '../../api/chat-params';
+import { paramTexts } from '../../request/chat-params';
 import type { ContentBlockParam, CountTokensRequest, KnownBlock } from './request';
 
 /** Fields read block by block below; every other field is walked for strings. */

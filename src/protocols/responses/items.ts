@@ -9,7 +9,7 @@
 // OpenAI does not carry instructions over to a later turn, so neither list holds them.
 import { z } from 'zod';
 import { GatewayError } from '../../errors';
-import { parseBody } from '../../api/validate';
+import { parseBody } from '../../request/validate';
 import { newId } from './output';
 import type { InputItem, MessageItem, OutputItem, ResponsesRequest } from './types';
 

@@ -5,7 +5,7 @@
 // client wrote, and item or tool kinds newer than this file pass.
 import { z } from 'zod';
 import { GatewayError } from '../../errors';
-import { MODEL_ID_MAX, parseBody } from '../../api/validate';
+import { MODEL_ID_MAX, parseBody } from '../../request/validate';
 import type { ResponsesRequest } from './types';
 
 export type { ResponsesRequest };

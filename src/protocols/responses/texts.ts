@@ -3,7 +3,7 @@
 // reasoning item's summary too: a native backend reads it), tool calls and
 // results, and every string of every other field (tool definitions and
 // their schemas, the output schema, ...). Images and files are not text.
-import { paramTexts } from '../../api/chat-params';
+import { paramTexts } from '../../request/chat-params';
 import type { ContentPart, InputItem, ResponsesRequest } from './types';
 
 /** Fields whose text is gathered apart (input, instructions) or is no text a model reads. */

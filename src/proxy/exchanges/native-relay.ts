@@ -6,7 +6,7 @@ import type { Context } from '../../pipeline/context';
 import { errorType, type GatewayError } from '../../errors';
 import type { ProtocolUsage } from '../../protocols/usage';
 import type { Emit, StreamTransformer } from '../formats/format';
-import { estimateUsage } from '../usage';
+import { estimateUsage } from '../../request/usage';
 import { coreUsage, isRecord, readEvent } from '../exchange';
 import { frames, type ProtocolEvent } from './through-chat';
 import { OutputText } from '../output/text';

@@ -11,10 +11,10 @@ import {
   fromChatJson, inputItems, itemTexts, ResponsesObserver, ResponsesStream, responsesTexts, toChat, usageOfJson,
   type HostedTools, type ResponseMeta, type ResponseObject, type ResponsesRequest, type StoredItem,
 } from '../../protocols/responses';
-import { rewriteStrings } from '../../api/rewrite-strings';
+import { rewriteStrings } from '../../request/rewrite-strings';
 import { isObject } from '../../protocols/json';
 import type { Format, JsonAnswer } from '../formats/format';
-import { estimateUsage } from '../usage';
+import { estimateUsage } from '../../request/usage';
 import { coreUsage, isRecord, parseBackendJson, type Exchange } from '../exchange';
 import type { Upstream } from '../upstream';
 import { NativeRelay, type Names, type NativeDialect, type NativeObserver } from './native-relay';

@@ -9,7 +9,7 @@ import { errorType, type GatewayError } from '../../errors';
 import type { ProtocolUsage } from '../../protocols/usage';
 import type { Emit, StreamTransformer } from '../formats/format';
 import { badAnswer } from '../status';
-import { estimateUsage, publicUsage } from '../usage';
+import { estimateUsage, publicUsage } from '../../request/usage';
 import { coreUsage, isRecord, readEvent } from '../exchange';
 import { chatOutputOf } from '../output/answers';
 import type { ChatOutput } from '../output/chat';

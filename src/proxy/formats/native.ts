@@ -4,7 +4,7 @@
 // without changing it.
 import type { Context } from '../../pipeline/context';
 import { badAnswer } from '../status';
-import { estimateUsage, publicUsage, readUsage } from '../usage';
+import { estimateUsage, publicUsage, readUsage } from '../../request/usage';
 import { toUnixSeconds, type Format, type JsonAnswer, type StreamTransformer } from './format';
 import { chatOutputOf, checkChatAnswer } from '../output/answers';
 import type { ChatOutput } from '../output/chat';

@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Context } from '../../pipeline/context';
 import { badAnswer } from '../status';
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../api/json-depth';
-import { estimateUsage, publicUsage, readUsage } from '../usage';
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../request/json-depth';
+import { estimateUsage, publicUsage, readUsage } from '../../request/usage';
 import type { Usage } from '../../pipeline/contract';
 import { toUnixSeconds, withoutNulls, type Format, type JsonAnswer, type StreamTransformer } from './format';
 import { chatOutputOf, checkChatJson } from '../output/answers';

@@ -7,7 +7,7 @@
 // filter ended it (chat: finish_reason content_filter; Responses: status
 // incomplete, reason content_filter; Messages: stop_reason refusal).
 import type { Context } from '../../pipeline/context';
-import { rewriteStrings } from '../../api/rewrite-strings';
+import { rewriteStrings } from '../../request/rewrite-strings';
 import { ChatOutput } from './chat';
 import { OutputText } from './text';
 

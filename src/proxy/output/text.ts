@@ -9,7 +9,7 @@
 //   const out = new OutputText(policy, ctx.forwarding);
 //   send(out.push('0:c', delta));  ...  send(out.end('0:c'));   // out.blocked: cut the answer there
 import type { OutputMatch } from '../../pipeline/contract';
-import type { OutputPolicy } from './policy';
+import type { OutputPolicy } from '../../pipeline/output-policy';
 import { OutputWindow, type WindowSink } from './window';
 
 /** Where the request notes what the rules did (its forwarding state, read by the access log). */

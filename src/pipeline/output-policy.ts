@@ -1,8 +1,8 @@
 // What a request's plugins ask of its answer: each plugin's output rules, in
 // chain order, gathered once the request hooks have run (the outputRules
 // hook), and the counter of what they did.
-import type { OutputRules } from '../../pipeline/contract';
-import type { OutputCounter } from './metrics';
+import type { OutputRules } from './contract';
+import type { OutputCounter } from './output-metrics';
 
 export interface OutputPolicy {
   readonly rules: ReadonlyArray<{ plugin: string; rules: OutputRules }>;

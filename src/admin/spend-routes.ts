@@ -1,0 +1,82 @@
+// The admin API's spend: GET /admin/spend (a key's, an org's or the whole
+// gateway's sums per day and over the range) and GET /admin/usage (the
+// usage records of a time range, streamed as JSON Lines or CSV). Both read
+// the spend store in force (src/spend): Redis, or the memory of this process
+// (the primary's, with workers).
+import { GatewayError } from '../errors';
+import { daysBetween, type DayTotals, type SpendStore, type UsageRecord } from '../spend';
+import { exportLines } from '../spend/export';
+import { route, type AdminCall, type AdminRoute } from './router';
+import { spendQuery, usageQuery } from './spend-query';
+
+export interface SpendRoutesDeps {
+  /** The spend store to read; undefined while there is none. */
+  spend(): SpendStore | undefined;
+}
+
+const unavailable = (cause: unknown): GatewayError =>
+  new GatewayError('store_unavailable', 'The spend store cannot answer right now; try again shortly.', { headers: { 'retry-after': '1' }, cause });
+
+function storeOf(deps: SpendRoutesDeps): SpendStore {
+  const store = deps.spend();
+  if (store === undefined) throw new GatewayError('store_unavailable', 'Spend records are not kept here: the config in force sets spend.record: false.');
+  return store;
+}
+
+/** A day's or the range's sums as the API answers them: cost in dollars (at most nine decimals). */
+function view({ cost_nanodollars, ...counts }: Omit<DayTotals, 'date'> & { date?: string }) {
+  return { ...counts, cost: cost_nanodollars / 1e9 };
+}
+
+async function section(store: SpendStore, scope: string, days: string[]) {
+  let found: DayTotals[];
+  try {
+    found = await store.days(scope, days);
+  } catch (err) {
+    throw unavailable(err);
+  }
+  const total = { requests: 0, prompt_tokens: 0, cached_tokens: 0, completion_tokens: 0, reasoning_tokens: 0, cost_nanodollars: 0 };
+  for (const d of found) for (const f of Object.keys(total) as Array<keyof typeof total>) total[f] += d[f];
+  return { days: found.map(view), total: view(total) };
+}
+
+async function readSpend(deps: SpendRoutesDeps, call: AdminCall) {
+  const q = spendQuery(call.query);
+  const store = storeOf(deps);
+  if (q.key !== undefined) call.keyId = q.key;
+  const days = daysBetween(q.from, q.to);
+  const body: Record<string, unknown> = { object: 'spend', from: q.from, to: q.to };
+  if (q.key !== undefined) body.key = { id: q.key, ...await section(store, `key:${q.key}`, days) };
+  if (q.org !== undefined) body.org = { id: q.org, ...await section(store, `org:${q.org}`, days) };
+  if (q.key === undefined && q.org === undefined) body.all = await section(store, 'all', days);
+  return { body };
+}
+
+/** The records, their first read before anything is sent: a store that cannot answer is a 503, not a cut stream. */
+async function primed(records: AsyncIterable<UsageRecord>): Promise<AsyncIterable<UsageRecord>> {
+  const it = records[Symbol.asyncIterator]();
+  let first: IteratorResult<UsageRecord>;
+  try {
+    first = await it.next();
+  } catch (err) {
+    throw unavailable(err);
+  }
+  return (async function* () {
+    if (first.done) return;
+    yield first.value;
+    for (let next = await it.next(); !next.done; next = await it.next()) yield next.value;
+  })();
+}
+
+async function exportUsage(deps: SpendRoutesDeps, call: AdminCall) {
+  const q = usageQuery(call.query);
+  const records = await primed(storeOf(deps).records(q.sinceMs, q.untilMs));
+  return { lines: exportLines(records, q.format), contentType: q.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/jsonl; charset=utf-8' };
+}
+
+export function spendRoutes(deps: SpendRoutesDeps): AdminRoute[] {
+  return [
+    route('GET', '/admin/spend', 'spend.read', (call) => readSpend(deps, call)),
+    route('GET', '/admin/usage', 'usage.export', (call) => exportUsage(deps, call)),
+  ];
+}
