@@ -9,7 +9,7 @@ import { freePort, spawnGateway, type GatewayProcess } from '../support/process'
 import { deletePrefix, sharedRedisUrl, uniquePrefix } from '../support/redis';
 import { makeAdminKey } from '../support/admin';
 import { makeKey } from '../support/gateway';
-import { exported, metricSums, mixedRun, PRICING, spendSums, sumsOf } from '../support/spend';
+import { exported, metricSums, mixedRun, spendConfig, spendSums, sumsOf } from '../support/spend';
 import { until } from '../support/wait';
 
 const FRESH = true;
@@ -28,16 +28,11 @@ describe('spend records across two workers', () => {
   it.each(['redis', 'memory'] as const)('on the %s store, the export, the spend API and the metrics agree exactly', async (store) => {
     const prefix = uniquePrefix();
     const [adminPort, metricsPort] = [await freePort(), await freePort()];
+    const config = spendConfig(backend.base, store, { url: sharedRedisUrl(), prefix }, adminKey.digest, [alice.entry, bob.entry]);
     const gw = await spawnGateway(JSON.stringify({
+      ...config,
       server: { host: '127.0.0.1', port: 0, workers: 2, drainSeconds: 1, metrics: { port: metricsPort } },
-      ...(store === 'redis' && { redis: { url: sharedRedisUrl(), prefix, commandTimeoutMs: 2000 } }),
       admin: { port: adminPort, keys: [adminKey.digest] },
-      keys: [alice.entry, bob.entry],
-      orgs: { acme: {}, beta: {} },
-      upstreams: { b: { url: backend.base, format: 'openai' } },
-      routes: [{ model: '*', upstream: 'b', advertise: ['m-1'] }],
-      pricing: PRICING,
-      plugins: [{ name: 'content-filter', terms: ['forbidden phrase'] }, { name: 'metrics' }],
     }));
     running.push(gw);
     const adminUrl = `http://127.0.0.1:${adminPort}`;

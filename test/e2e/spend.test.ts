@@ -6,7 +6,7 @@ import { startBackend, type Backend } from '../support/backends';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { admin, makeAdminKey } from '../support/admin';
 import { deletePrefix, sharedRedisUrl, uniquePrefix } from '../support/redis';
-import { exported, metricSums, mixedRun, PRICING, spendSums, sumsOf } from '../support/spend';
+import { exported, metricSums, mixedRun, spendConfig, spendSums, sumsOf } from '../support/spend';
 import Redis from 'ioredis';
 import { RedisSpendStore, type UsageRecord } from '../../src/spend';
 import { until } from '../support/wait';
@@ -26,16 +26,7 @@ describe.each(STORES)('spend records on the %s store', (store) => {
 
   beforeAll(async () => {
     backend = await startBackend({ format: 'openai', events: 6, gapMs: 5 });
-    gw = await startGateway({
-      ...(store === 'redis' && { redis: { url: sharedRedisUrl(), prefix, commandTimeoutMs: 2000 } }),
-      admin: { keys: [adminKey.digest] },
-      keys: [alice.entry, bob.entry],
-      orgs: { acme: {}, beta: {} },
-      upstreams: { b: { url: backend.base, format: 'openai' } },
-      routes: [{ model: '*', upstream: 'b', advertise: ['m-1'] }],
-      pricing: PRICING,
-      plugins: [{ name: 'content-filter', terms: ['forbidden phrase'] }, { name: 'metrics' }],
-    }, { admin: true, metrics: {} });
+    gw = await startGateway(spendConfig(backend.base, store, { url: sharedRedisUrl(), prefix }, adminKey.digest, [alice.entry, bob.entry]), { admin: true, metrics: {} });
     adminUrl = gw.admin!.url;
     metricsUrl = gw.metrics!.url;
     requests = await mixedRun(gw.url, [alice.key, bob.key, alice.key]);

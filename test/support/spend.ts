@@ -40,6 +40,20 @@ export async function mixedRun(url: string, keys: readonly string[], fresh = fal
   return statuses.length;
 }
 
+/** The gateway of a spend test: two keys of two orgs, every model priced, the content filter and metrics in the chain. */
+export function spendConfig(backendBase: string, store: 'redis' | 'memory', redis: { url: string; prefix: string }, adminDigest: string, keys: readonly object[]): Record<string, unknown> {
+  return {
+    ...(store === 'redis' && { redis: { ...redis, commandTimeoutMs: 2000 } }),
+    admin: { keys: [adminDigest] },
+    keys,
+    orgs: { acme: {}, beta: {} },
+    upstreams: { b: { url: backendBase, format: 'openai' } },
+    routes: [{ model: '*', upstream: 'b', advertise: ['m-1'] }],
+    pricing: PRICING,
+    plugins: [{ name: 'content-filter', terms: ['forbidden phrase'] }, { name: 'metrics' }],
+  };
+}
+
 /** GET /admin/spend's sums for the query (no key, no org: the whole gateway's). */
 export async function spendSums(adminUrl: string, adminKey: string, query = ''): Promise<Sums> {
   const res = await admin(adminUrl, 'GET', `/admin/spend${query}`, adminKey);
