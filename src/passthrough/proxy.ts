@@ -87,6 +87,10 @@ export function createPassthroughProxy(name: string, config: ProxySettings, pipe
       dropHopByHop(req.headers, REQUEST_FRAMING);
       for (const header of NOT_FORWARDED) delete req.headers[header];
       req.headers['x-request-id'] = ctx.id;
+      // A traced request's backend gets the gateway's span as its parent. Untraced (tracing off, or
+      // this request not sampled), the client's trace context passes as sent, as through any proxy:
+      // a caller's trace that the gateway does not record still reaches the backend whole.
+      ctx.trace?.propagate(req.headers);
       const call = new PassthroughCall(ctx, settings, unreadLimit);
       calls.set(req, call);
       ctx.forwarding.call = call;

@@ -28,6 +28,11 @@ export interface AttemptFacts {
 
 const propagator = new W3CTraceContextPropagator();
 
+/** Writes `traceparent` (and `tracestate`, when the span carries one) into `headers`: a backend's parent is `span`. */
+export function injectParent(span: Span, headers: Record<string, unknown>): void {
+  propagator.inject(trace.setSpan(ROOT_CONTEXT, span), headers, defaultTextMapSetter);
+}
+
 export class AttemptSpan {
   private readonly span: Span;
 
@@ -51,7 +56,7 @@ export class AttemptSpan {
 
   /** The backend's traceparent (and tracestate): this attempt's span as its parent. */
   inject(headers: Record<string, string>): void {
-    propagator.inject(trace.setSpan(ROOT_CONTEXT, this.span), headers, defaultTextMapSetter);
+    injectParent(this.span, headers);
   }
 
   status(code: number): void {

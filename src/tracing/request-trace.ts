@@ -6,11 +6,12 @@
 // `parent` is the server span's context, or the fallback's while one is
 // under way; nothing is looked up in an async context. An object with
 // methods, made once per sampled request, never a closure on the context.
+import type { IncomingHttpHeaders } from 'node:http';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import type { Outcome, RequestContext } from '../pipeline/contract';
 import { isGatewayError } from '../errors';
 import { AnswerFacts } from './answer';
-import { AttemptSpan, type AttemptFacts } from './attempt-span';
+import { AttemptSpan, injectParent, type AttemptFacts } from './attempt-span';
 import { inputMessages, outputMessages } from './content';
 
 /** What every request trace of one config shares. */
@@ -58,6 +59,18 @@ export class RequestTrace {
     if (!this.kit.captureContent) return;
     const input = inputMessages(ctx.chat, ctx.image);
     if (input !== undefined) this.server.setAttribute('gen_ai.input.messages', input);
+  }
+
+  /**
+   * A pass-through request's headers, before the proxy copies them: its
+   * backend joins the trace under the server span (there is no attempt span
+   * to be its parent). The caller's traceparent is replaced, and its
+   * tracestate too: the server span carries the caller's on, and one that
+   * came without a valid traceparent belongs to no trace.
+   */
+  propagate(headers: IncomingHttpHeaders): void {
+    delete headers.tracestate;
+    injectParent(this.server, headers);
   }
 
   /** The wait for in-flight slots begins (the route's, or a fallback's). */

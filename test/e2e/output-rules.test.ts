@@ -1,10 +1,11 @@
 // Output rules on answers, end to end, in every client protocol and backend
 // kind: chat completions (openai and native formats), Responses and Messages
 // (translated through a chat backend, and relayed from a backend that serves
-// them). A blocked term split across 2, 3 and 10 stream deltas never reaches
-// the client, and the stream ends as the protocol says a filter ended it,
-// charged its usage; a masked one goes on; an answer with no match arrives
-// with its events unchanged; JSON answers are checked whole.
+// them). A blocked term the backend streams in 2, 3 and 10 deltas of its own
+// never reaches the client, not one piece of it, and the stream ends as the
+// protocol says a filter ended it, charged its usage; a masked one goes on;
+// an answer with no match arrives with its events unchanged; JSON answers
+// are checked whole.
 import pino from 'pino';
 import { randomUUID } from 'node:crypto';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
@@ -13,7 +14,9 @@ import { startSplitBackend, USAGE, type SplitBackend } from '../support/split-ba
 import { until } from '../support/wait';
 
 const ANSWER = 'We call it Project Bluebird today, and more after.';
+const TERM = 'Project Bluebird';
 const BEFORE = 'We call it ';
+const AFTER = ' today, and more after.';
 const MASKED = 'We call it [redacted] today, and more after.';
 /** No word of it begins like the term, so nothing is ever held back. */
 const CLEAN = 'We call it Sparrow today, and more after.';
@@ -27,6 +30,8 @@ interface Protocol {
   path: string;
   /** The route's model prefix: which backend kind answers. */
   prefix: string;
+  /** The backend's path for it: where the gateway sends the request. */
+  wire: string;
   body(model: string, stream: boolean): object;
   /** The answer's text (or its tool call's arguments) as the client got it. */
   text(events: Event[]): string;
@@ -65,13 +70,18 @@ const MESSAGES = {
 };
 
 const PROTOCOLS: Protocol[] = [
-  { name: 'chat, openai backend', path: '/v1/chat/completions', prefix: 'chat', body: chatBody, text: chatText, ending: chatEnding, ...CHAT_JSON },
-  { name: 'chat, native backend', path: '/v1/chat/completions', prefix: 'nat', body: chatBody, text: chatText, ending: chatEnding, ...CHAT_JSON },
-  { name: 'responses, through chat', prefix: 'rt', ...RESPONSES },
-  { name: 'responses, native', prefix: 'rn', ...RESPONSES },
-  { name: 'messages, through chat', prefix: 'mt', ...MESSAGES },
-  { name: 'messages, native', prefix: 'mn', ...MESSAGES },
+  { name: 'chat, openai backend', path: '/v1/chat/completions', prefix: 'chat', wire: '/chat/completions', body: chatBody, text: chatText, ending: chatEnding, ...CHAT_JSON },
+  { name: 'chat, native backend', path: '/v1/chat/completions', prefix: 'nat', wire: '/chat/completions', body: chatBody, text: chatText, ending: chatEnding, ...CHAT_JSON },
+  { name: 'responses, through chat', prefix: 'rt', wire: '/chat/completions', ...RESPONSES },
+  { name: 'responses, native', prefix: 'rn', wire: '/responses', ...RESPONSES },
+  { name: 'messages, through chat', prefix: 'mt', wire: '/chat/completions', ...MESSAGES },
+  { name: 'messages, native', prefix: 'mn', wire: '/messages', ...MESSAGES },
 ];
+
+/** The text of each text delta in order, in any of the wire protocols (chat chunks, Responses' and Messages' events); empty ones left out. */
+const textDeltas = (events: Event[]): string[] => events
+  .map((e) => e.choices?.[0]?.delta?.content ?? (e.type === 'response.output_text.delta' ? e.delta : undefined) ?? (e.type === 'content_block_delta' ? e.delta.text : undefined))
+  .filter((t): t is string => typeof t === 'string' && t !== '');
 
 /** Each event's data, parsed ([DONE] as the string), from a raw SSE body. */
 function eventsOf(raw: string): Event[] {
@@ -107,7 +117,7 @@ describe('output rules, end to end', () => {
   };
 
   beforeAll(async () => {
-    term = await startSplitBackend(ANSWER);
+    term = await startSplitBackend(ANSWER, TERM);
     clean = await startSplitBackend(CLEAN);
     near = await startSplitBackend(NEAR);
     await start('block', term, { terms: ['project bluebird'] });
@@ -136,10 +146,22 @@ describe('output rules, end to end', () => {
   const DONE: Record<string, string> = { chat: 'stop', nat: 'stop', rt: 'response.completed', rn: 'response.completed', mt: 'end_turn', mn: 'end_turn' };
 
   describe.each(PROTOCOLS)('$name', (p) => {
-    it.each([2, 3, 10])('never sends a blocked term split across %i deltas, ends with the filter\'s finish, and is charged the backend\'s usage', async (n) => {
-      const { res, events, access } = await send('block', p, `${p.prefix}-split${n}`, true);
+    it.each([2, 3, 10])('never sends a blocked term the backend streams in %i deltas of its own, ends with the filter\'s finish, and is charged the backend\'s usage', async (n) => {
+      const model = `${p.prefix}-term-split${n}`;
+      // Asked directly, the backend sends the text before the term as one delta, the term in exactly n, then the rest.
+      const direct = await call('POST', `${term.base}${p.wire}`, JSON.stringify({ model, stream: true }), { 'content-type': 'application/json' });
+      const pieces = textDeltas(eventsOf(direct.text));
+      expect(pieces).toHaveLength(n + 2);
+      expect([pieces[0], pieces.slice(1, -1).join(''), pieces.at(-1)]).toEqual([BEFORE, TERM, AFTER]);
+
+      const { res, events, access } = await send('block', p, model, true);
       expect(res.status).toBe(200);
+      // Everything before the term goes out, as the one delta it came in. Nothing of the term does: each
+      // of its prefixes ("P", "Pr", ... "Project Bluebir") starts where a word may start and could still
+      // begin the term, so the hold-back keeps it until the term is whole, and the term is then blocked.
+      expect(textDeltas(events)).toEqual([BEFORE]);
       expect(p.text(events)).toBe(BEFORE);
+      // Not in any event either: a Responses ending repeats the output, a Messages one its blocks.
       expect(res.text).not.toMatch(/bluebird|Project/i);
       expect(p.ending(events)).toBe(CUT[p.prefix]);
       if (p.prefix === 'chat' || p.prefix === 'nat') {

@@ -1,6 +1,7 @@
 // Pass-through routes: other endpoints of a backend, passed as bytes under
 // the gateway's policy (key, model allow-list, request hooks, lifecycle),
-// against a real node:http backend.
+// against a real node:http backend. Tracing is off here: the client's trace
+// context passes as sent (a traced request's: test/e2e/tracing.test.ts).
 import { request } from 'node:http';
 import pino from 'pino';
 import { validateConfig } from '../../src/config/load';
@@ -99,6 +100,15 @@ describe('pass-through routes', () => {
     expect(headers['proxy-authorization']).toBeUndefined();
     expect(headers['x-client']).toBe('kept');
     expect(headers.host).toBe(new URL(backend.url).host);
+  });
+
+  it('with tracing off, passes the client\'s trace context on as sent, as a transparent proxy does', async () => {
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const res = await call('POST', `${gw.url}/v1/embeddings`, EMBEDDINGS_BODY, { ...JSON_TYPE, ...bearer(alice.key), traceparent, tracestate: 'vendor=abc' });
+    expect(res.status).toBe(200);
+    const [{ headers }] = reached();
+    expect(headers.traceparent).toBe(traceparent);
+    expect(headers.tracestate).toBe('vendor=abc');
   });
 
   it('drops hop-by-hop headers both ways, every header a Connection header names included', async () => {

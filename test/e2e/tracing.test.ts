@@ -3,32 +3,26 @@
 // request that fails over from a dead endpoint to a healthy one is one trace:
 // the server span, an attempt span per endpoint with its outcome, the retry
 // and first-token events, the GenAI attributes with the usage the backend
-// reported, in each client protocol. A refusal carries its reason and never
-// the prompt; an incoming traceparent is continued and the backend gets a
-// child of it; the access line names the trace. The gateway runs as its own
-// process, as in production (the exporter loads node:http with a dynamic
-// import, which a test runner's module sandbox cannot serve).
+// reported and the cost priced from it, in each client protocol. A refusal
+// carries its reason and never the prompt; an incoming traceparent is
+// continued and the backend gets a child of it, in each protocol; a traced
+// pass-through request's backend gets the server span as parent, an untraced
+// one the client's own; the access line names the trace. The gateway runs as
+// its own process, as in production (the exporter loads node:http with a
+// dynamic import, which a test runner's module sandbox cannot serve).
 import { startBackend, type Backend } from '../support/backends';
 import { makeKey } from '../support/gateway';
 import { bearer, call, post, postSse } from '../support/http';
 import { freePort } from '../support/net';
-import { childPids, spawnGateway, type GatewayProcess } from '../support/process';
+import { childPids, type GatewayProcess } from '../support/process';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver';
+import { CLIENT, MAX_TOKENS, SERVER, spawnWith, TEMPERATURE, TRACE_PROTOCOLS as PROTOCOLS, tracedSetup, type TracedSetup } from '../support/traced-gateway';
 import { until } from '../support/wait';
 
-const SERVER = 2;
-const CLIENT = 3;
 const SECRET = 'a prompt nobody may read';
 
-const PROTOCOLS = [
-  { name: 'chat', path: '/v1/chat/completions', body: (model: string) => ({ model, stream: true, messages: [{ role: 'user', content: 'Stream please.' }] }), finish: 'stop' },
-  { name: 'responses', path: '/v1/responses', body: (model: string) => ({ model, stream: true, input: 'Stream please.' }), finish: 'completed' },
-  { name: 'messages', path: '/v1/messages', body: (model: string) => ({ model, stream: true, max_tokens: 64, messages: [{ role: 'user', content: 'Stream please.' }] }), finish: 'end_turn' },
-] as const;
-
-/** A gateway process of this config (metrics listener off unless given). */
-const spawnWith = (config: Record<string, unknown>): Promise<GatewayProcess> =>
-  spawnGateway(JSON.stringify({ ...config, server: { metrics: { port: 0 }, ...(config.server as object) } }));
+/** A trace id of the protocol's own, so each row continues a trace of its own. */
+const traceIdOf = (name: string): string => Buffer.from(name).toString('hex').padEnd(32, '0');
 
 describe('traces', () => {
   let backend: Backend;
@@ -60,6 +54,8 @@ describe('traces', () => {
       ],
       passthrough: [{ path: '/v1/embeddings', upstream: 'plain' }],
       plugins: [{ name: 'content-filter', terms: ['forbidden phrase'] }],
+      // Dollars per million tokens: the failover's 11 prompt and 3 completion tokens cost 17 µ$.
+      pricing: [{ model: '*', input: 1, output: 2 }],
       telemetry: { traces: { endpoint: receiver.url, scheduledDelayMs: 20, captureContent: true } },
     });
   });
@@ -89,6 +85,7 @@ describe('traces', () => {
       'gen_ai.usage.input_tokens': 11, 'gen_ai.usage.output_tokens': 3, 'gen_ai.response.finish_reasons': [p.finish],
       'sluice.key_id': 'alice', 'sluice.org': 'acme', 'sluice.route': 'ok-fleet', 'sluice.upstream': 'fleet', 'sluice.attempts': 2,
       'sluice.protocol': p.name, 'sluice.usage.estimated': false,
+      'gen_ai.request.max_tokens': MAX_TOKENS, 'gen_ai.request.temperature': TEMPERATURE, 'sluice.cost': (11 * 1 + 3 * 2) / 1e6,
     });
     expect(typeof server.attributes['gen_ai.response.id']).toBe('string');
     expect(server.attributes['gen_ai.response.time_to_first_chunk']).toBeGreaterThan(0);
@@ -117,15 +114,20 @@ describe('traces', () => {
     expect(gw.logs.find(isLine)!.traceId).toBe(server.traceId);
   });
 
-  it('a content-filter refusal: the span carries the reason and no prompt text, and no attempt is made', async () => {
-    const requestId = 'refused-1';
-    const res = await post(`${gw.url}/v1/chat/completions`, { model: 'ok-plain', messages: [{ role: 'user', content: `${SECRET} forbidden phrase` }] }, { ...bearer(alice.key), 'x-request-id': requestId });
+  it.each(PROTOCOLS)('$name: a content-filter refusal: the span carries the reason and no prompt text, and no attempt is made', async (p) => {
+    const requestId = `refused-${p.name}`;
+    const sent = backend.requests.length;
+    const res = await post(`${gw.url}${p.path}`, p.body('ok-plain', `${SECRET} forbidden phrase`), { ...bearer(alice.key), 'x-request-id': requestId });
     expect(res.status).toBe(400);
     const server = await serverSpanOf(requestId);
-    expect(server.attributes).toMatchObject({ 'sluice.reason': 'content_filter', 'error.type': 'content_filter', 'http.response.status_code': 400, 'sluice.key_id': 'alice' });
+    expect(server.name).toBe(`POST ${p.path}`);
+    expect(server.attributes).toMatchObject({ 'sluice.protocol': p.name, 'sluice.reason': 'content_filter', 'error.type': 'content_filter', 'http.response.status_code': 400, 'sluice.key_id': 'alice' });
     // A client's error leaves the server span's status unset.
     expect(server.status.code).toBe(0);
     expect(receiver.spans.filter((s) => s.traceId === server.traceId)).toEqual([server]);
+    expect(backend.requests.length).toBe(sent);
+    // captureContent is on, yet a request refused before it was forwarded carries no text.
+    expect(server.attributes['gen_ai.input.messages']).toBeUndefined();
     expect(JSON.stringify(receiver.spans)).not.toContain(SECRET);
   });
 
@@ -178,52 +180,58 @@ describe('traces', () => {
   });
 
   it('a pass-through request and the model list: a server span each, named by the route', async () => {
-    const passed = await post(`${gw.url}/v1/embeddings`, { model: 'ok-1', input: 'x' }, { ...bearer(alice.key), 'x-request-id': 'passed-1' });
+    // A tracestate without a traceparent belongs to no trace: it is not passed on.
+    const passed = await post(`${gw.url}/v1/embeddings`, { model: 'ok-1', input: 'x' }, { ...bearer(alice.key), 'x-request-id': 'passed-1', tracestate: 'stale=1' });
     expect(passed.status).toBe(200);
+    const forwarded = backend.requests.at(-1)!.headers;
     const listed = await call('GET', `${gw.url}/v1/models/ok-1`, undefined, { ...bearer(alice.key), 'x-request-id': 'listed-1' });
     expect(listed.status).toBe(200);
-    expect((await serverSpanOf('passed-1')).attributes).toMatchObject({ 'http.route': '/v1/embeddings', 'http.response.status_code': 200, 'sluice.key_id': 'alice' });
+    const server = await serverSpanOf('passed-1');
+    expect(server.attributes).toMatchObject({ 'http.route': '/v1/embeddings', 'http.response.status_code': 200, 'sluice.key_id': 'alice' });
+    // No attempt span: the backend's parent is the server span.
+    expect(forwarded.traceparent).toBe(`00-${server.traceId}-${server.spanId}-01`);
+    expect(forwarded.tracestate).toBeUndefined();
     const models = await serverSpanOf('listed-1');
     expect(models.name).toBe('GET /v1/models/*id');
     expect(models.attributes['gen_ai.operation.name']).toBeUndefined();
   });
 
-  it('continues an incoming traceparent and hands the backend a child of its attempt', async () => {
-    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+  it.each(PROTOCOLS)('$name: continues an incoming traceparent and hands the backend a child of its attempt', async (p) => {
+    const traceId = traceIdOf(p.name);
     const parent = '00f067aa0ba902b7';
-    const res = await post(`${gw.url}/v1/chat/completions`, { model: 'ok-plain', messages: [{ role: 'user', content: 'hi' }] },
-      { ...bearer(alice.key), 'x-request-id': 'continued-1', traceparent: `00-${traceId}-${parent}-01`, tracestate: 'vendor=abc' });
+    const res = await postSse(`${gw.url}${p.path}`, p.body('ok-plain'),
+      { ...bearer(alice.key), 'x-request-id': `continued-${p.name}`, traceparent: `00-${traceId}-${parent}-01`, tracestate: 'vendor=abc' });
     expect(res.status).toBe(200);
-    const [server, attempt] = await receiver.trace(traceId, 2).then((spans) => [spans.find((s) => s.kind === SERVER)!, spans.find((s) => s.kind === CLIENT)!]);
+    const spans = await receiver.trace(traceId, 2);
+    const [server, attempt] = [spans.find((s) => s.kind === SERVER)!, spans.find((s) => s.kind === CLIENT)!];
+    expect(server.attributes).toMatchObject({ 'http.route': p.path, 'sluice.protocol': p.name });
     expect(server.parentSpanId).toBe(parent);
     expect(attempt.parentSpanId).toBe(server.spanId);
     const headers = backend.requests.at(-1)!.headers;
     expect(headers.traceparent).toBe(`00-${traceId}-${attempt.spanId}-01`);
     expect(headers.tracestate).toBe('vendor=abc');
   });
-});
 
-/** A backend, a receiver and a gateway with one route to the backend, traced as `traces` says. */
-async function tracedSetup(key: { entry: Record<string, unknown> }, traces: Record<string, unknown>, server: Record<string, unknown> = {}) {
-  const backend = await startBackend({ format: 'openai', events: 2, gapMs: 0 });
-  const receiver = await startOtlpReceiver();
-  const gw = await spawnWith({
-    server, keys: [key.entry], upstreams: { b: { url: backend.base, format: 'openai' } }, routes: [{ model: '*', upstream: 'b' }],
-    telemetry: { traces: { endpoint: receiver.url, scheduledDelayMs: 20, ...traces } },
+  it('a traced pass-through request: its backend gets the server span as parent, not the client\'s traceparent', async () => {
+    const traceId = traceIdOf('passthrough');
+    const parent = '00f067aa0ba902b7';
+    const res = await post(`${gw.url}/v1/embeddings`, { model: 'ok-1', input: 'x' },
+      { ...bearer(alice.key), 'x-request-id': 'passed-2', traceparent: `00-${traceId}-${parent}-01`, tracestate: 'vendor=abc' });
+    expect(res.status).toBe(200);
+    const headers = backend.requests.at(-1)!.headers;
+    const server = await serverSpanOf('passed-2');
+    expect(server.traceId).toBe(traceId);
+    expect(server.parentSpanId).toBe(parent);
+    expect(headers.traceparent).toBe(`00-${traceId}-${server.spanId}-01`);
+    expect(headers.tracestate).toBe('vendor=abc');
   });
-  const close = async () => {
-    gw.kill();
-    await receiver.close();
-    await backend.close();
-  };
-  return { backend, receiver, gw, close };
-}
+});
 
 describe('sampling', () => {
   const alice = makeKey('alice');
-  let t: Awaited<ReturnType<typeof tracedSetup>>;
+  let t: TracedSetup;
 
-  beforeAll(async () => { t = await tracedSetup(alice, { protocol: 'http/json', sampler: { ratio: 0 } }); });
+  beforeAll(async () => { t = await tracedSetup(alice, { protocol: 'http/json', sampler: { ratio: 0 } }, {}, { passthrough: [{ path: '/v1/embeddings', upstream: 'b' }] }); });
   afterAll(() => t.close());
 
   const chat = (headers: Record<string, string>) => post(`${t.gw.url}/v1/chat/completions`, { model: 'ok-1', messages: [{ role: 'user', content: 'hi' }] }, { ...bearer(alice.key), ...headers });
@@ -245,11 +253,18 @@ describe('sampling', () => {
     // Nothing else was exported: the requests sampled out left no span.
     expect(t.receiver.spans.filter((s) => s.traceId !== traceId)).toEqual([]);
   });
+
+  it('a pass-through request not sampled: the client\'s traceparent and tracestate reach the backend as sent', async () => {
+    const traceparent = `00-${'e'.repeat(32)}-${'f'.repeat(16)}-00`;
+    const res = await post(`${t.gw.url}/v1/embeddings`, { model: 'ok-1', input: 'x' }, { ...bearer(alice.key), 'x-request-id': 'out-3', traceparent, tracestate: 'vendor=abc' });
+    expect(res.status).toBe(200);
+    expect(t.backend.requests.at(-1)!.headers).toMatchObject({ traceparent, tracestate: 'vendor=abc' });
+  });
 });
 
 describe('workers', () => {
   const alice = makeKey('alice');
-  let t: Awaited<ReturnType<typeof tracedSetup>>;
+  let t: TracedSetup;
 
   beforeAll(async () => { t = await tracedSetup(alice, {}, { workers: 2 }); });
   afterAll(() => t.close());

@@ -3,12 +3,15 @@
 // completions (the openai and the interface's native format alike), the
 // Responses API's events and the Messages API's events, or as a JSON answer
 // of each. For output rules: a term split across 2, 3 or 10 deltas. The
-// model name says how: "<anything>-split<N>", with "-tool" for the text as a
-// tool call's arguments instead of content, and "-paced" for 5 ms between
-// events (the usage then comes after a cut has ended the client's stream).
-// Usage reported: USAGE (prompt 7, completion 42). Every request is recorded.
+// model name says how: "<anything>-split<N>" cuts the whole text into N
+// deltas; "<anything>-term-split<N>" (on a backend started with a term) sends
+// the text before the term as one delta, the term itself in exactly N, and
+// the rest as one; "-tool" for the text as a tool call's arguments instead
+// of content, and "-paced" for 5 ms between events (the usage then comes
+// after a cut has ended the client's stream). Usage reported: USAGE
+// (prompt 7, completion 42). Every request is recorded.
 //
-//   const b = await startSplitBackend('We call it Project Bluebird today.');
+//   const b = await startSplitBackend('We call it Project Bluebird today.', 'Project Bluebird');
 //   upstreams: { chat: { url: b.base, format: 'openai' }, resp: { url: b.base, apis: ['responses'] } }
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { startRecordingServer, type RecordedRequest } from './json-server';
@@ -27,13 +30,24 @@ export interface SplitBackend {
 export const splitText = (text: string, n: number): string[] =>
   Array.from({ length: n }, (_, i) => text.slice(Math.floor((i * text.length) / n), Math.floor(((i + 1) * text.length) / n))).filter((p) => p !== '');
 
+/** `text` as the deltas "-term-split<n>" sends: what comes before `term`, the term in exactly `n` pieces (n at most its length), what comes after. */
+function splitTerm(text: string, term: string, n: number): string[] {
+  const at = text.indexOf(term);
+  if (at === -1 || n < 1 || n > term.length) throw new Error(`cannot split "${term}" of "${text}" into ${n} pieces`);
+  return [text.slice(0, at), ...splitText(term, n), text.slice(at + term.length)].filter((p) => p !== '');
+}
+
 interface Shape { pieces: string[]; tool: boolean; paced: boolean }
 
-const shapeOf = (model: string, text: string): Shape => ({
-  pieces: splitText(text, Number(/-split(\d+)/.exec(model)?.[1] ?? 1)),
-  tool: model.includes('-tool'),
-  paced: model.includes('-paced'),
-});
+function shapeOf(model: string, text: string, term: string | undefined): Shape {
+  const termSplit = /-term-split(\d+)/.exec(model);
+  if (termSplit !== null && term === undefined) throw new Error(`model ${model}: this backend was started without a term`);
+  return {
+    pieces: termSplit !== null ? splitTerm(text, term!, Number(termSplit[1])) : splitText(text, Number(/-split(\d+)/.exec(model)?.[1] ?? 1)),
+    tool: model.includes('-tool'),
+    paced: model.includes('-paced'),
+  };
+}
 
 const ARGS_PREFIX = '{"note":"';
 const argsOf = (text: string): string => `${ARGS_PREFIX}${text}"}`;
@@ -134,11 +148,19 @@ async function stream(res: ServerResponse, events: unknown[], paced: boolean): P
   res.end();
 }
 
-export async function startSplitBackend(text: string): Promise<SplitBackend> {
+/** `term`: a part of `text` that "-term-split<N>" models cut into N deltas of their own. */
+export async function startSplitBackend(text: string, term?: string): Promise<SplitBackend> {
+  if (term !== undefined) splitTerm(text, term, 1);
   const handle = (req: IncomingMessage, res: ServerResponse, body: any): void => {
     const path = (req.url ?? '').split('?')[0];
     const model = String(body?.model ?? '');
-    const s = shapeOf(model, text);
+    let s: Shape;
+    try {
+      s = shapeOf(model, text, term);
+    } catch (err) {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      return void res.end((err as Error).message);
+    }
     const streamed = body?.stream === true;
     if (path.endsWith('/responses')) return void (streamed ? stream(res, responsesEvents(model, text, s), s.paced) : sendJson(res, (responsesEvents(model, text, s).at(-1) as { response: unknown }).response));
     if (path.endsWith('/messages')) return void (streamed ? stream(res, messagesEvents(model, text, s), s.paced) : sendJson(res, messageJson(model, text, s.tool)));
