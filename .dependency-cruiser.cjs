@@ -29,9 +29,12 @@ module.exports = {
     },
     // Per folder: no folder imports one above it. From the bottom: the leaves and
     // src/request/ (the request view's helpers); the services beneath the pipeline
-    // (auth, routing, fleet, tracing, admission, pricing, redis); src/pipeline/;
-    // src/protocols/; src/proxy/; then the API (src/api/, src/passthrough/) and the
-    // process around it (admin, keys, cluster, runtime, app, gateway, server, cli).
+    // (auth, routing, fleet, tracing, admission, pricing, spend, metrics, redis);
+    // src/pipeline/; src/protocols/; src/proxy/; then the API (src/api/, and
+    // src/passthrough/ on top of it); the key store (nothing of the request path)
+    // under the admin listener (the API's body reader, no forwarding); then the
+    // process around it all (cluster, runtime, app, gateway, server, cli), which
+    // has no rule: nothing is above it.
     {
       name: 'request-view-is-a-leaf', severity: 'error',
       comment: 'src/request/ (JSON depth, body validation, texts, usage estimates, the JSON reply) imports only the leaves.',
@@ -39,8 +42,8 @@ module.exports = {
     },
     {
       name: 'services-under-the-pipeline', severity: 'error',
-      comment: 'Auth, routing, fleets, tracing, admission, pricing and Redis know the contract, not the pipeline that runs it nor anything above.',
-      from: { path: '^src/(auth|routing|fleet|tracing|admission|pricing|redis)/' },
+      comment: 'Auth, routing, fleets, tracing, admission, pricing, spend, the metrics listener and Redis know the contract, not the pipeline that runs it nor anything above.',
+      from: { path: '^src/(auth|routing|fleet|tracing|admission|pricing|spend|metrics|redis)/' },
       to: { path: '^src/(api|proxy|protocols|passthrough|admin|cli|cluster/(?!tick-batcher|worker-polls)|keys|app|gateway|server|runtime|reload|pipeline/(context|runner|pipeline|registry|hook-check))' },
     },
     {
@@ -57,6 +60,27 @@ module.exports = {
       name: 'proxy-under-the-api', severity: 'error',
       comment: 'Forwarding knows nothing of the endpoints that call it.',
       from: { path: '^src/proxy/' }, to: { path: '^src/(api|passthrough|admin|cli|app|gateway|server|runtime|reload)' },
+    },
+    {
+      name: 'api-under-the-process', severity: 'error',
+      comment: 'The API knows the runtime a request carries, not the pass-through routes built on it, the admin listener, the key store, the workers or the process.',
+      from: { path: '^src/api/' }, to: { path: '^src/(passthrough|admin|cli|cluster/(?!tick-batcher|worker-polls)|keys|app|gateway|server|reload)' },
+    },
+    {
+      name: 'passthrough-under-the-process', severity: 'error',
+      comment: 'Pass-through routes reuse the API\'s body reader and the proxy\'s pool; they know nothing of the admin listener, the key store, the workers or the process.',
+      from: { path: '^src/passthrough/' }, to: { path: '^src/(admin|cli|cluster/(?!tick-batcher|worker-polls)|keys|app|gateway|server|runtime|reload)' },
+    },
+    {
+      name: 'keys-under-the-admin', severity: 'error',
+      comment: 'The key store (a file, Redis, the primary\'s copy) knows keys, storage and the contract: nothing of the request path above the services, the admin listener that edits it, or the process.',
+      from: { path: '^src/keys/' },
+      to: { path: '^src/(api|proxy|protocols|passthrough|admin|cli|cluster/(?!tick-batcher|worker-polls)|app|gateway|server|runtime|reload|pipeline/(context|runner|pipeline|registry|hook-check))' },
+    },
+    {
+      name: 'admin-under-the-process', severity: 'error',
+      comment: 'The admin listener uses the API\'s body reader and error middleware, the key store and the spend records; it forwards nothing and knows nothing of the workers or the process that starts it.',
+      from: { path: '^src/admin/' }, to: { path: '^src/(proxy|protocols|passthrough|cli|cluster|app|gateway|server|runtime|reload)' },
     },
   ],
   options: {

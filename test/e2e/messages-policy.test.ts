@@ -2,13 +2,16 @@
 // backend: the key as x-api-key or Authorization: Bearer; the content filter
 // over system, every text block, tool definitions, tool inputs and tool
 // results; token reservations from max_tokens; the protocol label on the
-// metrics and in the access line; retries and fallbacks as for chat. Every
+// metrics and in the access line, a refusal's reason in both; in-flight
+// limits and their wait queue; retries and fallbacks as for chat. Every
 // refusal comes in Anthropic's error shape.
 import pino from 'pino';
+import { queued } from '../support/admission';
 import { AGENT_MODEL } from '../support/agent-backend';
 import { PLAIN_ANSWER } from '../support/agent-script';
-import { makeKey } from '../support/gateway';
-import { bearer, call, post, type JsonResponse } from '../support/http';
+import { startGatedBackend, type GatedBackend } from '../support/gated-backend';
+import { makeKey, startGateway, type TestGateway } from '../support/gateway';
+import { bearer, call, post, postSse, type JsonResponse } from '../support/http';
 import { parseExposition, scrape, series } from '../support/metrics';
 import { MODES, NATIVE, TRANSLATED, startMessagesStack, type MessagesStack } from '../support/messages-stack';
 import { freePort } from '../support/net';
@@ -137,6 +140,17 @@ describe('policy over the Messages API', () => {
     expect(Object.keys(requests).filter((k) => k.includes('protocol=chat'))).toEqual([]);
   });
 
+  it.each(MODES)('keeps a refusal\'s reason in the access line and the reason label (%s backend)', async (_mode, model) => {
+    const id = `refused-${model}`;
+    const res = await messages({ model, system: `Say the ${FORBIDDEN}.` }, { 'x-api-key': stack.key, 'x-request-id': id });
+    expectMessagesError(res, 400, 'invalid_request_error', 'content_filter');
+    await until(() => lines.some((l) => l.includes(`"requestId":"${id}"`)), 'the access line');
+    const line = JSON.parse(lines.find((l) => l.includes(`"requestId":"${id}"`))!);
+    expect(line).toMatchObject({ msg: 'request', protocol: 'messages', model, status: 400, reason: 'content_filter' });
+    const requests = series(parseExposition((await scrape(stack.gw.metrics!.url)).text), 'sluice_requests_total');
+    expect(requests[`endpoint=chat,model=${model},protocol=messages,reason=content_filter,status=400,version=v1`]).toBeGreaterThanOrEqual(1);
+  });
+
   it.each(MODES)('answers through a fallback when the route\'s backend is down (%s backend)', async (mode, model) => {
     const res = await messages({ model: `down-${mode}` });
     expect(res.status).toBe(200);
@@ -153,5 +167,73 @@ describe('policy over the Messages API', () => {
     await until(async () => (await attempts()).length === 2, 'both access lines');
     // Round robin put the dead endpoint first at least once: that request took a second attempt.
     expect(await attempts()).toContain(2);
+  });
+});
+
+// The in-flight limit of a key and its wait queue, on a translated route to a
+// backend that holds each stream open until the test lets it go.
+describe('in-flight limits over the Messages API', () => {
+  const LIMIT = 2;
+  const EXTRA = 3;
+  let backend: GatedBackend;
+  const open: TestGateway[] = [];
+  const limited = makeKey('limited', { limits: { concurrency: LIMIT } });
+
+  beforeAll(async () => { backend = await startGatedBackend({ events: 3, gapMs: 5 }); });
+  afterAll(async () => {
+    backend.release();
+    await Promise.all(open.map((g) => g.close()));
+    await backend.close();
+  });
+
+  async function gateway(queueTimeoutMs: number): Promise<TestGateway> {
+    const gw = await startGateway({
+      keys: [limited.entry],
+      admission: { queueTimeoutMs },
+      upstreams: { chat: { url: backend.base, format: 'openai' } },
+      routes: [{ model: '*', upstream: 'chat' }],
+    });
+    open.push(gw);
+    return gw;
+  }
+
+  /** A streamed Messages request of the limited key, under an id the backend groups by (`group:n`). */
+  const stream = (gw: TestGateway, id: string) => postSse(`${gw.url}/v1/messages`,
+    { model: 'hold-messages', max_tokens: 16, stream: true, messages: hi }, { 'x-api-key': limited.key, 'x-request-id': id });
+  const arrived = (group: string) => backend.seen.filter((id) => id.startsWith(`${group}:`)).length;
+
+  it(`lets ${LIMIT} of ${LIMIT + EXTRA} concurrent streams reach the backend at once; the rest wait their turn, and all complete`, async () => {
+    const gw = await gateway(10_000);
+    const runs = Array.from({ length: LIMIT + EXTRA }, (_, i) => stream(gw, `wait:${i}`));
+    await backend.waitForOpen(LIMIT, 'wait');
+    await until(async () => (await queued(gw)) === EXTRA, `${EXTRA} requests in the queue`);
+    expect(arrived('wait')).toBe(LIMIT);
+    // Each held stream let go frees its slot for the next in the queue, until every one has run.
+    for (let released = 0; released < LIMIT + EXTRA;) {
+      await until(() => backend.holding > 0, 'a stream held at the backend');
+      expect(backend.open('wait')).toBeLessThanOrEqual(LIMIT);
+      released += backend.holding;
+      backend.release();
+    }
+    for (const run of runs) {
+      const res = await run;
+      expect(res.status).toBe(200);
+      expect(res.events.at(-1)!.event).toBe('message_stop');
+    }
+    expect(arrived('wait')).toBe(LIMIT + EXTRA);
+    expect(backend.max.get('wait')).toBe(LIMIT);
+    expect(await queued(gw)).toBe(0);
+  });
+
+  it('answers a request whose wait runs out 429 rate_limited in Anthropic\'s shape, never sending it', async () => {
+    const gw = await gateway(200);
+    const held = Array.from({ length: LIMIT }, (_, i) => stream(gw, `timeout:${i}`));
+    await backend.waitForOpen(LIMIT, 'timeout');
+    const res = await post(`${gw.url}/v1/messages`, { model: 'hold-messages', max_tokens: 16, stream: true, messages: hi }, { 'x-api-key': limited.key, 'x-request-id': 'timeout:late' });
+    expectMessagesError(res, 429, 'rate_limit_error', 'rate_limited');
+    expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(backend.seen).not.toContain('timeout:late');
+    backend.release();
+    for (const run of held) expect((await run).status).toBe(200);
   });
 });

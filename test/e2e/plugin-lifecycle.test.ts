@@ -13,7 +13,6 @@ import { expectError } from '../support/errors';
 import { until } from '../support/wait';
 
 const plugin = (name: string, hooks: () => PluginHooks): PluginDefinition => ({ name, schema: z.object({}), create: hooks });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('plugin lifecycle', () => {
   let backend: Backend;
@@ -27,21 +26,29 @@ describe('plugin lifecycle', () => {
 
   it('runs no onRequest after the client left, and onFinish once, after the onRequest in flight settled', async () => {
     const order: string[] = [];
+    let started = (): void => undefined;
+    const hookStarted = new Promise<void>((resolve) => { started = resolve; });
+    // The hook holds the request until the gateway has seen the client leave (its signal aborts then), so the
+    // next hook would start after the close: the case under test, reached by events, never by a guess of time.
     const slow = plugin('slow', () => ({
-      async onRequest() { order.push('slow.onRequest start'); await sleep(150); order.push('slow.onRequest end'); },
+      async onRequest(ctx) {
+        order.push('slow.onRequest start');
+        started();
+        await new Promise((resolve) => { if (ctx.signal.aborted) resolve(undefined); else ctx.signal.addEventListener('abort', resolve, { once: true }); });
+        order.push('slow.onRequest end');
+      },
       onFinish() { order.push('slow.onFinish'); },
     }));
     const later = plugin('later', () => ({ onRequest() { order.push('later.onRequest'); }, onFinish() { order.push('later.onFinish'); } }));
     const gw = await startGateway({ ...base(), plugins: [{ name: 'slow' }, { name: 'later' }] }, { plugins: [slow, later] });
     try {
       const before = backend.requests.length;
-      await new Promise<void>((resolve) => {
-        const body = JSON.stringify({ model: 'ok-a', messages: [{ role: 'user', content: 'hi' }] });
-        const req = request(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { ...bearer(alice.key), 'content-type': 'application/json', 'content-length': String(body.length) } });
-        req.on('error', () => resolve());
-        req.end(body);
-        setTimeout(() => { req.destroy(); resolve(); }, 50);
-      });
+      const body = JSON.stringify({ model: 'ok-a', messages: [{ role: 'user', content: 'hi' }] });
+      const req = request(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { ...bearer(alice.key), 'content-type': 'application/json', 'content-length': String(body.length) } });
+      req.on('error', () => undefined);
+      req.end(body);
+      await hookStarted;
+      req.destroy();
       await until(() => order.length >= 4, 'both finish hooks', 2000);
       expect(order).toEqual(['slow.onRequest start', 'slow.onRequest end', 'slow.onFinish', 'later.onFinish']);
       expect(backend.requests.length).toBe(before);

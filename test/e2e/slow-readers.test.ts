@@ -8,15 +8,16 @@ import type { ServerResponse } from 'node:http';
 import { startJsonServer } from '../support/json-server';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post } from '../support/http';
+import { parseExposition, scrape } from '../support/metrics';
 import { until } from '../support/wait';
 
 const alice = makeKey('alice');
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => { await Promise.all(open.splice(0).map((o) => o.close())); });
 
-/** A backend that streams `events` events of `eventBytes` characters as fast as it may, heeding backpressure. */
+/** A backend that streams `events` events of `eventBytes` characters as fast as it may, heeding backpressure; an unstreamed request gets a short JSON answer. */
 async function startStreamer(events: number, eventBytes: number) {
-  const state = { base: '', blocked: 0, closed: 0, finished: 0 };
+  const state = { base: '', blocked: 0, closed: 0, finished: 0, answered: [] as string[] };
   const chunk = (delta: object, finish: string | null = null) =>
     `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
   const text = 'x'.repeat(eventBytes);
@@ -35,7 +36,8 @@ async function startStreamer(events: number, eventBytes: number) {
   };
   const server = await startJsonServer((_req, res, body) => {
     res.on('close', () => { state.closed++; });
-    if (body?.model === 'short') {
+    if (body?.stream !== true) {
+      state.answered.push(String(body?.model));
       res.writeHead(200, { 'content-type': 'application/json' });
       return void res.end(JSON.stringify({ id: 'c', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }] }));
     }
@@ -76,10 +78,27 @@ async function gateway(backend: string, server: Record<string, unknown> = {}): P
     keys: [alice.entry],
     // A short silence bound, and one failure ejects: a stall blamed on the backend would show at once.
     upstreams: { u: { url: backend, timeouts: { idleMs: 300 }, health: { consecutiveFailures: 1, baseEjectionMs: 60_000 } } },
-    routes: [{ model: '*', upstream: 'u' }],
-  });
+    // `long` by name, so its health has its own label on the metrics listener.
+    routes: [{ model: 'long', upstream: 'u' }, { model: '*', upstream: 'u' }],
+  }, { metrics: {} });
   open.push(gw);
   return gw;
+}
+
+/**
+ * Health is per (endpoint, model), and a stall after the head would count
+ * against the model: so the model of the stalled stream itself must still be
+ * served. Blamed once, `long` would be out for a minute (503, the backend
+ * never asked) and its gauge 0; a model never blamed has no gauge sample.
+ */
+async function expectLongInRotation(gw: TestGateway, backend: { answered: string[] }): Promise<void> {
+  const res = await post(`${gw.url}/v1/chat/completions`, { model: 'long', messages: [{ role: 'user', content: 'hi' }] }, bearer(alice.key));
+  expect(res.status).toBe(200);
+  expect(backend.answered).toEqual(['long']);
+  const samples = parseExposition((await scrape(gw.metrics!.url)).text);
+  const up = samples.filter((x) => x.name === 'sluice_upstream_model_up' && x.labels.model === 'long');
+  expect(up.every((x) => x.value === 1)).toBe(true);
+  expect(samples.some((x) => x.name === 'sluice_upstream_ejections_total' && x.value > 0)).toBe(false);
 }
 
 describe('a client that stops reading a stream', () => {
@@ -96,8 +115,7 @@ describe('a client that stops reading a stream', () => {
     expect(got.join('')).not.toContain('"error"');
     expect(got.length).toBe(2000 + 2);
     expect(backend.finished).toBe(1);
-    // Still in rotation (one failure would have ejected it).
-    expect((await post(`${gw.url}/v1/chat/completions`, { model: 'short', messages: [{ role: 'user', content: 'hi' }] }, bearer(alice.key))).status).toBe(200);
+    await expectLongInRotation(gw, backend);
   }, 20_000);
 
   it('ends it after server.clientStallMs, the error event last; the backend is let go and stays in rotation', async () => {
@@ -113,7 +131,7 @@ describe('a client that stops reading a stream', () => {
     const got = events(await client.done);
     expect(got.at(-1)).not.toBe('[DONE]');
     expect(JSON.parse(got.at(-1)!).error).toMatchObject({ reason: 'request_timeout', status: 408 });
-    expect((await post(`${gw.url}/v1/chat/completions`, { model: 'short', messages: [{ role: 'user', content: 'hi' }] }, bearer(alice.key))).status).toBe(200);
+    await expectLongInRotation(gw, backend);
   }, 20_000);
 
   it('drops the connection of a client that never reads again, one more clientStallMs after the end', async () => {

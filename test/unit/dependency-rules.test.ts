@@ -32,11 +32,18 @@ describe('dependency rules', () => {
     ['leaves-stay-leaves', 'src/config/values.ts', "import type { Runtime } from '../runtime';\nexport type R = Runtime;\n"],
     ['request-view-is-a-leaf', 'src/request/usage.ts', "import type { Route } from '../routing/routes';\nexport type R = Route;\n"],
     ['services-under-the-pipeline', 'src/fleet/uses-context.ts', "import type { Context } from '../pipeline/context';\nexport type C = Context;\n"],
+    ['services-under-the-pipeline', 'src/pricing/uses-proxy.ts', "import * as reply from '../proxy/reply';\nexport const r = reply;\n"],
+    ['services-under-the-pipeline', 'src/spend/uses-context.ts', "import type { Context } from '../pipeline/context';\nexport type C = Context;\n"],
+    ['services-under-the-pipeline', 'src/metrics/uses-runtime.ts', "import type { Runtime } from '../runtime';\nexport type R = Runtime;\n"],
     ['pipeline-under-the-protocols', 'src/pipeline/uses-protocol.ts', "import { parseResponsesRequest } from '../protocols/responses/request';\nexport const p = parseResponsesRequest;\n"],
     ['protocols-under-the-proxy', 'src/protocols/uses-proxy.ts', "import type { Reply } from '../proxy/reply';\nexport type R = Reply;\n"],
     ['proxy-under-the-api', 'src/proxy/uses-api.ts', "import { parseChatRequest } from '../api/chat-request';\nexport const p = parseChatRequest;\n"],
+    ['api-under-the-process', 'src/api/uses-passthrough.ts', "import * as routes from '../passthrough/routes';\nexport const r = routes;\n"],
+    ['passthrough-under-the-process', 'src/passthrough/uses-keys.ts', "import * as store from '../keys/store';\nexport const s = store;\n"],
+    ['keys-under-the-admin', 'src/keys/uses-admin.ts', "import * as audit from '../admin/audit';\nexport const a = audit;\n"],
+    ['admin-under-the-process', 'src/admin/uses-proxy.ts', "import * as upstream from '../proxy/upstream';\nexport const u = upstream;\n"],
     ['no-cycles', 'src/types.ts', "import type { Runtime } from './runtime';\nexport type R2 = Runtime;\n"],
-  ])('fail on a violation of %s', (rule, file, line) => {
+  ])('fail on a violation of %s (%s)', (rule, file, line) => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-deps-'));
     try {
       for (const part of ['src', 'plugins', 'tsconfig.json', '.dependency-cruiser.cjs']) cpSync(join(root, part), join(dir, part), { recursive: true });
