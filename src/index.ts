@@ -11,8 +11,8 @@ export {
   type FieldPoint, type OutputMatch, type OutputRules, type OutputScan, type PrimaryLink, type RequestContext, type ResponseHead, type Services, type Stage, type StoreHealthNotes, type StreamEvent, type Usage, type WorkerLink,
 } from './pipeline/contract';
 export type { ChatMessage, ChatRequest, ClientProtocol, ContentPart, ImageRequest, Price, PriceList, Principal, RedisClient, Route, ToolCall } from './types';
-export { imageCost, roundCost, tokenCost } from './pricing/prices';
+export { costText, imageCost, roundCost, tokenCost } from './pricing/prices';
 export { type ConfigView, type GatewayConfig, type Limits } from './config/schema';
 export { exactModelIds } from './routing/routes';
-export { estimateTokens, promptChars } from './request/usage';
+export { estimateTokens, outputCapOf, promptChars } from './request/usage';
 export { rewriteTexts } from './api/rewrite-texts';

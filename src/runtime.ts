@@ -141,7 +141,7 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     admission.active ? { name: 'admission', run: (ctx) => admission.admit(ctx) } : undefined)
     .catch(async (err: unknown) => { admission.close(); await tracing?.close(); throw err; });
   const upstreams = new Map<string, Upstream>();
-  const reply = createReply(pipeline, deps.logger);
+  const reply = createReply(pipeline, deps.logger, prices);
   const fleet = fleetMetrics(deps.services.metrics);
   const engines = scoredMetrics(deps.services.metrics);
   // A model as sent upstream is labelled by its name when the config gives it (a route's exact model or upstreamModel), else "other".

@@ -1,21 +1,25 @@
 // onRequest: one round of budget calls, all sent at once (one request from
-// each request budget, the token reservation from each token budget); admit,
-// refuse with 429 (giving back what was taken), or answer 503 when Redis is
-// out in failMode closed. onFinish: settle the reservations with the real
-// usage. (The in-flight slots are the core's: taken before these hooks run.)
+// each request budget, a reservation from each token and dollar budget);
+// admit, refuse with 429 (giving back what was taken), or answer 503 when
+// Redis is out in failMode closed. A request without an output cap under a
+// hard budget takes room for defaultMaxTokens, keeps what fits, gives back
+// the rest and goes to its backend with that cap. onFinish: settle the
+// reservations with the real usage and cost. (The in-flight slots are the
+// core's: taken before these hooks run.)
 import type { Logger } from 'pino';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { limiterUnavailable, type PluginHooks, type RequestContext, type StoreHealthNotes } from '../../src';
-import { rateLimited, setRateLimitHeaders } from './headers';
+import { imageCost, limiterUnavailable, type PluginHooks, type PriceList, type RequestContext, type StoreHealthNotes } from '../../src';
+import { decide, type Fit } from './decide';
+import { amountText, rateLimited, setRateLimitHeaders } from './headers';
 import { decidedInProcess, giveBack, settle } from './limiters';
-import { admitted, decide, type Policy, type PolicyOf } from './policy';
-import { reservationOf, settlement, usedTokens } from './reservation';
+import { admitted, keyAt, type CompiledBudget, type Policy, type PolicyOf } from './policy';
+import { askOf, dearest, largestCap, need, settlement, used, type Ask } from './reservation';
 
-/** Per request: the policy and reservation it was admitted under. */
+/** Per request: the policy it was admitted under and what it reserved. */
 export interface RateLimitState {
   policy?: Policy;
-  /** Tokens reserved in each token budget, each budget's answer, and when it was made. */
-  reserved?: { points: number; answers: readonly unknown[]; at: number };
+  /** The reservation budgets it reserved in, the store key, points kept and answer of each, and when. */
+  reserved?: { budgets: readonly CompiledBudget[]; keys: string[]; points: number[]; answers: readonly unknown[]; at: number };
 }
 
 // Resolves with the answer whether the limiter resolved or rejected (over budget, or an Error).
@@ -25,53 +29,104 @@ const ignore = (): void => undefined;
 export interface HookDeps {
   policies: PolicyOf;
   defaultMaxTokens: number;
+  prices: PriceList;
   logger: Logger;
   /** Present when the counts live in Redis: where each request's budgets were decided. */
   health?: StoreHealthNotes;
 }
 
-export function createHooks({ policies, defaultMaxTokens, logger, health }: HookDeps): PluginHooks<RateLimitState> {
+export function createHooks({ policies, defaultMaxTokens, prices, logger, health }: HookDeps): PluginHooks<RateLimitState> {
   const observe = (results: readonly unknown[], unavailable: boolean): void => {
     let inProcess = false;
     for (const r of results) if (decidedInProcess(r)) { inProcess = true; break; }
     health!.decided(inProcess, unavailable);
   };
 
+  /** The dearest price the request may be charged at: its model's and its fallbacks'; undefined when none is priced. */
+  function priceOf(ctx: RequestContext, ask: Ask): boolean {
+    if (ctx.model === undefined) return false;
+    const models = [ctx.model, ...(ctx.route?.fallbacks ?? [])];
+    const price = dearest(models.map((m) => prices.of(m)));
+    if (price === undefined) return false;
+    ask.price = price;
+    if (ctx.image !== undefined) ask.fixedNanos = Math.max(...models.map((m) => imageNanos(ctx, m)));
+    return true;
+  }
+  const imageNanos = (ctx: RequestContext, model: string): number => {
+    const price = prices.of(model);
+    const { n, size } = ctx.image!.model_params;
+    const cost = price === undefined ? undefined : imageCost(price, typeof n === 'number' && n > 0 ? n : 1, typeof size === 'string' ? size : undefined);
+    return Math.ceil((cost ?? 0) * 1e9);
+  };
+
+  /** A request without an output cap under a hard budget: the most it may be given (Infinity: output costs its budgets nothing). */
+  function wantOf(reserves: readonly CompiledBudget[], ask: Ask): number {
+    if (defaultMaxTokens > 0) return defaultMaxTokens;
+    let most = -1;
+    for (const b of reserves) most = Math.max(most, largestCap(b, ask, b.points));
+    return most;
+  }
+
   async function admitBudgets(ctx: RequestContext, policy: Policy, state: RateLimitState): Promise<void> {
-    const { requests, tokens } = policy;
-    const reserve = tokens.length === 0 ? 0 : reservationOf(ctx, defaultMaxTokens);
+    const { requests } = policy;
+    const ask = askOf(ctx);
+    const reserves = policy.reserves.length === policy.tokens.length || priceOf(ctx, ask) ? policy.reserves : policy.tokens;
+    let fit: Fit | undefined;
+    if (ask.cap === undefined && policy.hard && reserves.length > 0) {
+      const want = wantOf(reserves, ask);
+      if (want >= 1 && want < Infinity) fit = { ask, want };
+    }
+    const cap = fit?.want ?? ask.cap ?? defaultMaxTokens;
+    const amounts = reserves.map((b) => need(b, ask, cap));
+    const now = Date.now();
+    const keys = reserves.map((b) => keyAt(b, now));
     const pending: Array<Promise<unknown>> = [];
     for (const b of requests) pending.push(b.limiter.consume(b.key, 1).then(same, same));
-    for (const b of tokens) pending.push(b.limiter.consume(b.key, reserve).then(same, same));
+    for (let j = 0; j < reserves.length; j++) pending.push(reserves[j].limiter.consume(keys[j], amounts[j]).then(same, same));
     const results = await Promise.all(pending);
-    const decision = decide(policy, results, reserve);
+    const decision = decide(requests, reserves, results, amounts, now, fit);
     if (health !== undefined) observe(results, decision.unavailable);
     if (decision.requests) setRateLimitHeaders(ctx, 'requests', decision.requests);
     if (decision.tokens) setRateLimitHeaders(ctx, 'tokens', decision.tokens);
+    if (decision.dollars) setRateLimitHeaders(ctx, 'dollars', decision.dollars);
     const n = requests.length;
+    const { kept } = decision;
+    // What a reservation took beyond what it keeps (all of it, when refused) goes back now.
+    for (let j = 0; j < reserves.length; j++) {
+      const r = results[n + j];
+      const back = r instanceof RateLimiterRes ? amounts[j] - kept[j] : 0;
+      if (decision.refused !== undefined || decision.unavailable) giveBack(reserves[j].limiter, keys[j], r, back);
+      else if (back > 0) settle(reserves[j].limiter, keys[j], r, -back, ignore);
+    }
     if (decision.refused === undefined && !decision.unavailable) {
-      if (tokens.length > 0) ctx.setHeader('x-ratelimit-reserved-tokens', String(reserve));
+      if (decision.cap !== undefined) ctx.capOutput(decision.cap);
+      for (let j = 0; j < reserves.length; j++) {
+        const kind = reserves[j].kind;
+        if (kind === 'tokens') ctx.setHeader('x-ratelimit-reserved-tokens', String(kept[j]));
+        else ctx.setHeader('x-ratelimit-reserved-dollars', amountText(kind, kept[j]));
+      }
       state.policy = policy;
-      state.reserved = { points: reserve, answers: results.slice(n), at: Date.now() };
+      state.reserved = { budgets: reserves, keys, points: kept, answers: results.slice(n), at: now };
       return;
     }
-    // Refused: give back the requests counted by the budgets that had room, every reservation,
+    // Refused: give back the requests counted by the budgets that had room,
     // and what a command that timed out will count when a frozen Redis runs it.
     for (let i = 0; i < n; i++) giveBack(requests[i].limiter, requests[i].key, results[i], admitted(results[i], requests[i]) ? 1 : 0);
-    for (let i = 0; i < tokens.length; i++) giveBack(tokens[i].limiter, tokens[i].key, results[n + i], results[n + i] instanceof RateLimiterRes ? reserve : 0);
     if (decision.refused === undefined) throw limiterUnavailable();
-    throw rateLimited(decision.refused, reserve, decision.left);
+    throw rateLimited(decision.refused, decision.left, decision.asked);
   }
 
-  function settleTokens(ctx: RequestContext, policy: Policy, reserved: NonNullable<RateLimitState['reserved']>): void {
-    const used = usedTokens(ctx.usage);
-    if (used > 0 && ctx.usage!.estimated) logger.info({ requestId: ctx.id, key: ctx.principal?.id, tokens: used, estimated: true }, 'rate-limit: charged estimated tokens (the backend reported no usage)');
+  function settleReserves(ctx: RequestContext, reserved: NonNullable<RateLimitState['reserved']>): void {
+    if (ctx.usage?.estimated === true && ctx.usage.total_tokens > 0) {
+      logger.info({ requestId: ctx.id, key: ctx.principal?.id, tokens: Math.ceil(ctx.usage.total_tokens), estimated: true }, 'rate-limit: charged estimated tokens (the backend reported no usage)');
+    }
     const failed = health === undefined ? ignore : () => health.decided(false, true);
     const now = Date.now();
-    policy.tokens.forEach((b, i) => {
+    reserved.budgets.forEach((b, i) => {
       const answer = reserved.answers[i];
-      const windowEnded = answer instanceof RateLimiterRes && now >= reserved.at + answer.msBeforeNext;
-      settle(b.limiter, b.key, answer, settlement(reserved.points, used, windowEnded), failed);
+      // A calendar window's count has a key of its own: settling into an ended one touches nothing current.
+      const windowEnded = b.calendar === undefined && answer instanceof RateLimiterRes && now >= reserved.at + answer.msBeforeNext;
+      settle(b.limiter, reserved.keys[i], answer, settlement(reserved.points[i], used(b, ctx.usage, ctx.cost), windowEnded), failed);
     });
   }
 
@@ -85,7 +140,7 @@ export function createHooks({ policies, defaultMaxTokens, logger, health }: Hook
 
     onFinish(ctx, _outcome, state) {
       const { policy, reserved } = state;
-      if (policy !== undefined && reserved !== undefined && policy.tokens.length > 0) settleTokens(ctx, policy, reserved);
+      if (policy !== undefined && reserved !== undefined && reserved.budgets.length > 0) settleReserves(ctx, reserved);
     },
   };
 }

@@ -1,14 +1,19 @@
 // rate-limit: every request must pass its key's budgets and its org's, each a
-// number of requests and/or tokens per window. Requests are counted when
-// admitted; tokens are reserved on admission (prompt estimate plus
-// max_tokens) and settled after, from the backend's usage. With `redis` in
+// number of requests and/or tokens per window, and/or dollars per day, month
+// or window (priced from the config's `pricing`). Requests are counted when
+// admitted; tokens and dollars are reserved on admission (prompt estimate
+// plus the output cap, priced at the dearest model the request may reach)
+// and settled after, from the backend's usage. Budgets are hard unless
+// `enforce: soft`: a request without an output cap is sent with the largest
+// that fits, so concurrent requests never together overspend. With `redis` in
 // the config all replicas share one count; without it, counts are per
 // machine (with several workers, the primary keeps them). Budgets come from
 // keys[].limits and orgs.<name>.limits (fields this plugin adds); `defaults`
 // covers keys that name none. In-flight limits are the core's (admission).
 //
-//   - { name: rate-limit, defaults: { requests: 120, tokens: 200000 }, defaultMaxTokens: 1024 }
+//   - { name: rate-limit, defaults: { requests: 120, tokens: 200000, dollars: 50, dollarWindow: month }, defaultMaxTokens: 1024 }
 import type { PluginDefinition } from '../../src';
+import { checkDollars } from './check';
 import { servePrimary } from './cluster';
 import { createHooks, type RateLimitState } from './hooks';
 import { LimiterPools } from './limiters';
@@ -22,16 +27,17 @@ export const plugin: PluginDefinition<RateLimitSettings, RateLimitState, Limiter
   stage: 'admit',
   schema: settingsSchema,
   fields: { limits: budgetFields },
+  check: (config, active) => (active ? checkDollars(config) : []),
   // With several workers, the memory store's counts live in the primary.
   setUpPrimary: servePrimary,
   // In-process limiters keep their counts across reloads.
   keep: (services) => new LimiterPools(services.cluster),
-  create({ defaults, defaultMaxTokens }, { config, logger, services, kept }) {
+  create({ defaults, defaultMaxTokens }, { config, logger, services, kept, prices }) {
     const redis = config.redis;
     const client = redis === undefined ? undefined : services.redis;
     if (redis !== undefined && client === undefined) throw new Error('plugin "rate-limit": the config names redis but the gateway made no connection (services.redis)');
     const limiterFor = kept.source(client, redis?.failMode ?? 'open');
     const policies = compilePolicies(config, defaults && budgetSchema.parse(defaults), redis?.prefix ?? DEFAULT_PREFIX, limiterFor);
-    return createHooks({ policies, defaultMaxTokens, logger, health: client === undefined ? undefined : services.storeHealth });
+    return createHooks({ policies, defaultMaxTokens, prices, logger, health: client === undefined ? undefined : services.storeHealth });
   },
 };

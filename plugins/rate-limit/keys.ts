@@ -1,9 +1,10 @@
 // Store keys. Every key of one subject (a key id or an org) carries the same
-// hash tag, `{key:<id>}` or `{org:<name>}`, so on a Redis Cluster its request
-// and token counters live in one slot; `redis.prefix` comes first and
-// namespaces them all:  sluice:{key:ci-bot}:requests, sluice:{org:acme}:tokens
+// hash tag, `{key:<id>}` or `{org:<name>}`, so on a Redis Cluster its request,
+// token and dollar counters live in one slot; `redis.prefix` comes first and
+// namespaces them all:  sluice:{key:ci-bot}:requests, sluice:{org:acme}:tokens,
+// sluice:{org:acme}:dollars:2026-11 (a calendar window's count: one key a month)
 export type Scope = 'key' | 'org';
-export type BudgetKind = 'requests' | 'tokens';
+export type BudgetKind = 'requests' | 'tokens' | 'dollars';
 
 export const hashTag = (scope: Scope, id: string): string => `{${scope}:${id}}`;
 

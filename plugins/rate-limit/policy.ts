@@ -1,57 +1,71 @@
 // Which budgets a request must pass: its key's own budgets (or the plugin's
-// defaults when its entry has no `limits`) and its org's. Orgs are compiled
-// once per config; a key's policy once per principal, at its first request,
-// so a key made or changed through the admin API gets its own without a
-// reload. `decide` reads the limiter answers for one request.
+// defaults when its entry has no `limits`) and its org's: requests, tokens
+// and dollars (counted in whole nano-dollars, so the counts stay integers in
+// Redis). Orgs are compiled once per config; a key's policy once per
+// principal, at its first request, so a key made or changed through the
+// admin API gets its own without a reload.
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { GatewayConfig, Principal } from '../../src';
 import { storeKey, type BudgetKind, type Scope } from './keys';
 import type { Limiter } from './limiters';
 import { budgetSchema, type Budget } from './settings';
+import { CALENDAR_SECONDS, periodOf, windowText } from './windows';
 
 export interface CompiledBudget {
   readonly scope: Scope;
   readonly kind: BudgetKind;
+  /** Requests, tokens, or nano-dollars per window. */
   readonly points: number;
+  /** The limiter's window (a calendar window: longer than the day or month, see windows.ts). */
   readonly windowSeconds: number;
+  /** A dollar budget by the calendar: its count is kept per day or month (keyAt). */
+  readonly calendar?: 'day' | 'month';
+  /** How its window reads in a refusal: "per 60 seconds", "per month". */
+  readonly window: string;
   readonly key: string;
   readonly limiter: Limiter;
+  /** A request without an output cap is given one that fits (hard), or reserves defaultMaxTokens (soft). */
+  readonly hard: boolean;
   /** x-ratelimit-limit-* value, made once. */
   readonly limitText: string;
 }
 
 export interface Policy {
   readonly requests: readonly CompiledBudget[];
+  /** Token and dollar budgets: each reserves on admission and settles at the end. */
+  readonly reserves: readonly CompiledBudget[];
+  /** The token budgets alone: what a request no price names reserves in (it costs nothing). */
   readonly tokens: readonly CompiledBudget[];
+  /** Some reservation budget is hard: a request without an output cap is given one. */
+  readonly hard: boolean;
 }
 
-export interface Reading {
-  budget: CompiledBudget;
-  remaining: number;
-  msBeforeNext: number;
-}
+/** The store key a budget counts under at `now`: a calendar window's carries its day or month. */
+export const keyAt = (b: CompiledBudget, now: number): string => (b.calendar === undefined ? b.key : `${b.key}:${periodOf(b.calendar, now).id}`);
 
-export interface Decision {
-  /** The spent budget that refills last (so Retry-After covers every spent one). */
-  refused?: Reading;
-  /** A limiter failed with no insurance (failMode closed). */
-  unavailable: boolean;
-  /** The tightest request and token budgets, for the headers. */
-  requests?: Reading;
-  tokens?: Reading;
-  /** Tokens the refusing token budget had left (a reservation larger than that was refused). */
-  left?: number;
-}
+/** When the budget's window ends, from the limiter's answer (a calendar window: the calendar's). */
+export const msBefore = (b: CompiledBudget, r: RateLimiterRes | null, now: number): number =>
+  (b.calendar !== undefined ? periodOf(b.calendar, now).endsAt - now : r === null ? 0 : Math.max(r.msBeforeNext, 0));
 
 type LimiterFor = (points: number, windowSeconds: number) => Limiter;
+
+const NANOS = 1e9;
 
 function budgetsOf(scope: Scope, id: string, limits: Budget | undefined, prefix: string, limiterFor: LimiterFor): CompiledBudget[] {
   const out: CompiledBudget[] = [];
   if (limits === undefined) return out;
+  const { windowSeconds, hard } = limits;
   for (const kind of ['requests', 'tokens'] as const) {
     const points = limits[kind];
     if (points === undefined) continue;
-    out.push({ scope, kind, points, windowSeconds: limits.windowSeconds, key: storeKey(prefix, scope, id, kind), limiter: limiterFor(points, limits.windowSeconds), limitText: String(points) });
+    out.push({ scope, kind, points, windowSeconds, window: windowText(windowSeconds), key: storeKey(prefix, scope, id, kind), limiter: limiterFor(points, windowSeconds), hard, limitText: String(points) });
+  }
+  if (limits.dollars !== undefined) {
+    const w = limits.dollarWindow;
+    const calendar = typeof w === 'number' ? undefined : w;
+    const seconds = calendar === undefined ? (w as number) : CALENDAR_SECONDS[calendar];
+    const points = Math.round(limits.dollars * NANOS);
+    out.push({ scope, kind: 'dollars', points, windowSeconds: seconds, calendar, window: windowText(w), key: storeKey(prefix, scope, id, 'dollars'), limiter: limiterFor(points, seconds), hard, limitText: String(limits.dollars) });
   }
   return out;
 }
@@ -60,7 +74,7 @@ function budgetsOf(scope: Scope, id: string, limits: Budget | undefined, prefix:
 function budgetOf(limits: unknown): Budget | undefined {
   if (limits === undefined) return undefined;
   const budget = budgetSchema.parse(limits);
-  return budget.requests === undefined && budget.tokens === undefined ? undefined : budget;
+  return budget.requests === undefined && budget.tokens === undefined && budget.dollars === undefined ? undefined : budget;
 }
 
 /** A key's policy; undefined when it has no budget at all (own, default or org): unlimited. */
@@ -71,7 +85,9 @@ export function compilePolicies(config: GatewayConfig, defaults: Budget | undefi
   for (const [name, org] of Object.entries(config.orgs)) orgs.set(name, budgetsOf('org', name, budgetOf(org.limits), prefix, limiterFor));
   const compile = ({ id, org, entry }: Principal): Policy | null => {
     const all = [...budgetsOf('key', id, entry.limits === undefined ? defaults : budgetOf(entry.limits), prefix, limiterFor), ...(org === null ? [] : orgs.get(org) ?? [])];
-    return all.length === 0 ? null : { requests: all.filter((b) => b.kind === 'requests'), tokens: all.filter((b) => b.kind === 'tokens') };
+    if (all.length === 0) return null;
+    const reserves = all.filter((b) => b.kind !== 'requests');
+    return { requests: all.filter((b) => b.kind === 'requests'), reserves, tokens: reserves.filter((b) => b.kind === 'tokens'), hard: reserves.some((b) => b.hard) };
   };
   const compiled = new WeakMap<Principal, Policy | null>();
   return (principal) => {
@@ -85,47 +101,3 @@ export function compilePolicies(config: GatewayConfig, defaults: Budget | undefi
 export const admitted = (result: unknown, budget: CompiledBudget): result is RateLimiterRes =>
   result instanceof RateLimiterRes && result.consumedPoints <= budget.points;
 
-/** Fewer remaining is tighter; on a tie, the one that refills later. */
-const tighter = (remaining: number, ms: number, than: Reading | undefined): boolean =>
-  than === undefined || remaining < than.remaining || (remaining === than.remaining && ms > than.msBeforeNext);
-
-// null: nothing counted yet, the whole budget is there.
-const consumedOf = (r: RateLimiterRes | null): number => (r === null ? 0 : r.consumedPoints);
-const msOf = (r: RateLimiterRes | null): number => (r === null ? 0 : Math.max(r.msBeforeNext, 0));
-// Refused past the budget: a request that would be one too many, a reservation that does not fit.
-const spent = (b: CompiledBudget, r: RateLimiterRes | null): boolean => r !== null && r.consumedPoints > b.points;
-const clamp = (n: number, max: number): number => Math.min(Math.max(n, 0), max);
-
-const budgetAt = (policy: Policy, i: number): CompiledBudget =>
-  (i < policy.requests.length ? policy.requests[i] : policy.tokens[i - policy.requests.length]);
-
-/**
- * `results` holds, in order, one consume() answer per request budget (1
- * point) and one per token budget (`reserve` points), each a RateLimiterRes or
- * an Error (settled, never thrown). A refused request gives back each request
- * budget's point that fitted and every reservation (see hooks), so the headers
- * then show the budgets without it; `left` is what the refusing token budget had.
- */
-export function decide(policy: Policy, results: readonly unknown[], reserve = 1): Decision {
-  const decision: Decision = { unavailable: false };
-  const n = policy.requests.length;
-  for (let i = 0; i < results.length; i++) {
-    const r = results[i];
-    if (r !== null && !(r instanceof RateLimiterRes)) decision.unavailable = true;
-    else if (spent(budgetAt(policy, i), r) && (decision.refused === undefined || msOf(r) > decision.refused.msBeforeNext)) {
-      decision.refused = { budget: budgetAt(policy, i), remaining: 0, msBeforeNext: msOf(r) };
-    }
-  }
-  const givenBack = decision.refused !== undefined || decision.unavailable;
-  for (let i = 0; i < results.length; i++) {
-    const r = results[i];
-    if (r !== null && !(r instanceof RateLimiterRes)) continue;
-    const budget = budgetAt(policy, i);
-    const back = givenBack && (i >= n || !spent(budget, r)) ? (i < n ? 1 : reserve) : 0;
-    const remaining = clamp(budget.points - consumedOf(r) + back, budget.points);
-    if (decision.refused?.budget === budget && i >= n) decision.left = remaining;
-    const ms = msOf(r);
-    if (tighter(remaining, ms, decision[budget.kind])) decision[budget.kind] = { budget, remaining, msBeforeNext: ms };
-  }
-  return decision;
-}

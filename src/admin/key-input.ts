@@ -46,13 +46,13 @@ function entryProblems(candidate: Record<string, unknown>, { loaded, registry }:
   for (const field of Object.keys(NOT_YOURS)) if (field in candidate) problems.push([field, NOT_YOURS[field]]);
   const parsed = keySchema.safeParse({ ...candidate, sha256: PLACEHOLDER_DIGEST });
   if (!parsed.success) for (const issue of parsed.error.issues) problems.push(...configIssues(issue));
-  const { orgs, plugins } = loaded.config;
+  const { orgs, plugins, pricing } = loaded.config;
   const org = candidate.org;
   if (typeof org === 'string' && org !== '' && !Object.hasOwn(orgs, org)) {
     problems.push(['org', `unknown org "${org}"; a key's org is one of the config's orgs (${Object.keys(orgs).join(', ') || 'none yet: add it under orgs:'})`]);
   }
   const { sha256: _mine, ...checked } = candidate;
-  for (const line of registry.check({ keys: [checked], orgs, plugins }, dirname(loaded.file))) {
+  for (const line of registry.check({ keys: [checked], orgs, plugins, pricing }, dirname(loaded.file))) {
     if (!line.startsWith('keys[0].')) continue;
     const at = line.indexOf(': ');
     problems.push([line.slice('keys[0].'.length, at), line.slice(at + 2)]);

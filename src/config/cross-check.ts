@@ -51,6 +51,7 @@ export function salvageConfig(raw: unknown): ConfigView {
     routes: listOf(o.routes, (v) => validFields(routeSchema, v)),
     passthrough: listOf(o.passthrough, (v) => validFields(passthroughSchema, v)),
     plugins: listOf(o.plugins, (v) => valid(pluginEntrySchema, v)),
+    pricing: Array.isArray(o.pricing) ? o.pricing : undefined,
   };
 }
 

@@ -240,4 +240,6 @@ export interface ConfigView {
   routes?: ReadonlyArray<Partial<RouteConfig> | undefined>;
   passthrough?: ReadonlyArray<Partial<PassthroughConfig> | undefined>;
   plugins?: ReadonlyArray<PluginEntry | undefined>;
+  /** The price list's entries (a plugin that spends dollars needs some). */
+  pricing?: readonly unknown[];
 }

@@ -7,7 +7,7 @@ import type { Endpoint, Version } from '../config/schema';
 import { GatewayError } from '../errors';
 import type { Outcome, RequestContext, Timings, Usage } from './contract';
 import type { ChatRequest, ClientProtocol, ImageRequest, Principal, Route } from '../types';
-import { estimateUsage } from '../request/usage';
+import { estimateUsage, outputCapOf } from '../request/usage';
 import type { RequestTrace } from '../tracing/request-trace';
 import type { OutputPolicy } from './output-policy';
 
@@ -52,6 +52,8 @@ const nothing = (): void => undefined;
 export interface RequestSource {
   /** Rewrites every text of the client's request through `fn`; true when one changed. */
   rewriteTexts(fn: (text: string) => string): boolean;
+  /** Sets the client's request's output cap to `tokens` (the caller has checked it lowers it). */
+  capOutput(tokens: number): void;
   /** The request view as the request now is: the chat translation and every text it forwards. */
   view(): { chat: ChatRequest; texts: string[] };
 }
@@ -77,6 +79,8 @@ export class Forwarding {
   endpoint?: string;
   /** True once the response's fate is decided (sent, or failed once). */
   settled = false;
+  /** The stream's head announced the cost trailer (a priced request whose client asked for trailers). */
+  costTrailer = false;
   /** Hands an error to the error middleware (set by the router before forwarding). */
   fail: (err: unknown) => void = nothing;
   /** Set by the router when the route has fallback models. */
@@ -142,6 +146,20 @@ export class Context implements RequestContext {
 
   setHeader(name: string, value: string): void {
     if (!this.res.headersSent) this.res.setHeader(name, value);
+  }
+
+  capOutput(tokens: number): void {
+    const chat = this.chat;
+    if (chat === undefined || !(tokens >= 1)) return;
+    const asked = outputCapOf(chat.model_params);
+    if (asked !== undefined && asked <= tokens) return;
+    if (this.source !== undefined) {
+      this.source.capOutput(tokens);
+      this.chat = this.source.view().chat;
+      return;
+    }
+    const field = chat.model_params.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
+    this.chat = { ...chat, model_params: { ...chat.model_params, [field]: tokens } };
   }
 
   get signal(): AbortSignal {

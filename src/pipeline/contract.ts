@@ -74,6 +74,14 @@ export interface RequestContext {
   readonly signal: AbortSignal;
   /** Adds a header to the response, whether it ends in success or error. */
   setHeader(name: string, value: string): void;
+  /**
+   * Caps the answer's output at `tokens` a choice: the request reaches its
+   * backend with its protocol's cap (max_tokens or max_completion_tokens; a
+   * Responses request's max_output_tokens) set to it, and the answer may end
+   * for length. Only lowers a cap the request names; no effect on an image
+   * request. For an admit plugin whose budget must hold (rate-limit's hard budgets).
+   */
+  capOutput(tokens: number): void;
 }
 
 export interface ResponseHead {

@@ -12,6 +12,14 @@ const CACHE_MAX = 4096;
 /** Dollars to the nano-dollar. */
 export const roundCost = (dollars: number): number => Math.round(dollars * 1e9) / 1e9;
 
+/** Dollars to at most nine decimals, never in exponent form (1e-7 is 0.0000001): the cost header, CSV, the dollar budgets' headers. */
+export function costText(dollars: number): string {
+  const nanos = Math.round(dollars * 1e9);
+  const whole = Math.floor(nanos / 1e9);
+  const frac = String(nanos - whole * 1e9).padStart(9, '0').replace(/0+$/, '');
+  return frac === '' ? String(whole) : `${whole}.${frac}`;
+}
+
 /** What `usage` cost at `price`; cached prompt tokens at the cached price. */
 export function tokenCost(price: Price, usage: Usage): number {
   const prompt = Math.max(usage.prompt_tokens, 0);

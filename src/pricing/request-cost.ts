@@ -8,7 +8,7 @@ import { imageCost, tokenCost } from './prices';
 const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : undefined);
 
 /** Dollars, or undefined when no price names the model (or the request reached no model). */
-export function requestCost(prices: PriceList, ctx: RequestContext, outcome: Outcome): number | undefined {
+export function requestCost(prices: PriceList, ctx: RequestContext, outcome: Pick<Outcome, 'status' | 'aborted'>): number | undefined {
   if (prices.empty || ctx.model === undefined) return undefined;
   const price = prices.of(ctx.model);
   if (price === undefined) return undefined;

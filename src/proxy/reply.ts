@@ -8,6 +8,9 @@ import type { Context } from '../pipeline/context';
 import type { Pipeline } from '../pipeline/pipeline';
 import { runHeadHooks } from '../pipeline/runner';
 import { sendJson } from '../request/send-json';
+import { costText } from '../pricing/prices';
+import { requestCost } from '../pricing/request-cost';
+import type { PriceList } from '../types';
 
 const STREAM_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -15,6 +18,18 @@ const STREAM_HEADERS = {
   'x-accel-buffering': 'no',
   connection: 'keep-alive',
 };
+
+/** What a priced request cost, in dollars: a JSON answer's header, a stream's trailer (for a client that asks with TE: trailers). */
+export const COST_HEADER = 'x-sluice-cost';
+const STREAM_HEADERS_WITH_COST = { ...STREAM_HEADERS, trailer: COST_HEADER };
+const ANSWERED = { status: 200, aborted: false } as const;
+
+const asksForTrailers = (ctx: Context): boolean => /\btrailers\b/i.test(String(ctx.res.req?.headers.te ?? ''));
+
+function costOf(prices: PriceList, ctx: Context): string | undefined {
+  const cost = requestCost(prices, ctx, ANSWERED);
+  return cost === undefined ? undefined : costText(cost);
+}
 
 export interface Reply {
   /** A 200 JSON answer. */
@@ -27,11 +42,15 @@ export interface Reply {
   fail(ctx: Context, err: unknown): void;
 }
 
-export function createReply(pipeline: Pipeline, logger: Logger): Reply {
+export function createReply(pipeline: Pipeline, logger: Logger, prices: PriceList): Reply {
   return {
     json(ctx, body) {
       if (ctx.forwarding.settled) return;
       ctx.forwarding.settled = true;
+      if (!prices.empty) {
+        const cost = costOf(prices, ctx);
+        if (cost !== undefined) ctx.res.setHeader(COST_HEADER, cost);
+      }
       runHeadHooks(pipeline, ctx, { status: 200, stream: false }, logger);
       ctx.trace?.answered(body);
       sendJson(ctx.res, 200, body);
@@ -39,13 +58,18 @@ export function createReply(pipeline: Pipeline, logger: Logger): Reply {
     startStream(ctx) {
       if (ctx.forwarding.streaming) return; // a continuation: the head went out with the first part
       runHeadHooks(pipeline, ctx, { status: 200, stream: true }, logger);
-      ctx.res.writeHead(200, STREAM_HEADERS);
+      ctx.forwarding.costTrailer = !prices.empty && asksForTrailers(ctx);
+      ctx.res.writeHead(200, ctx.forwarding.costTrailer ? STREAM_HEADERS_WITH_COST : STREAM_HEADERS);
       ctx.res.flushHeaders();
       ctx.forwarding.streaming = true;
     },
     endStream(ctx, tail) {
       if (ctx.forwarding.settled) return;
       ctx.forwarding.settled = true;
+      if (ctx.forwarding.costTrailer && ctx.usage !== undefined) {
+        const cost = costOf(prices, ctx);
+        if (cost !== undefined) ctx.res.addTrailers({ [COST_HEADER]: cost });
+      }
       ctx.res.end(tail);
     },
     fail(ctx, err) {

@@ -1,6 +1,7 @@
 // The usage export's two formats, one line per record: JSON Lines (the
 // record as stored) or CSV (a header line, then the fields in COLUMNS'
 // order, RFC 4180 quoting where a field needs it; cost as a plain decimal).
+import { costText } from '../pricing/prices';
 import type { UsageRecord } from './record';
 
 export const COLUMNS = ['time', 'request_id', 'key', 'org', 'model', 'protocol', 'endpoint', 'status', 'reason',
@@ -12,14 +13,8 @@ function csvField(value: unknown): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-/** Dollars to at most nine decimals, never in exponent form (1e-7 is 0.0000001). */
-export function dollarText(dollars: number | null): string {
-  if (dollars === null) return '';
-  const nanos = Math.round(dollars * 1e9);
-  const whole = Math.floor(nanos / 1e9);
-  const frac = String(nanos - whole * 1e9).padStart(9, '0').replace(/0+$/, '');
-  return frac === '' ? String(whole) : `${whole}.${frac}`;
-}
+/** A cost as CSV writes it: a plain decimal, or an empty field when no price named the model. */
+export const dollarText = (dollars: number | null): string => (dollars === null ? '' : costText(dollars));
 
 export const csvHeader = (): string => `${COLUMNS.join(',')}\n`;
 

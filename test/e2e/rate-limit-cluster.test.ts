@@ -1,6 +1,8 @@
 // Rate limits through a Redis Cluster: three throwaway masters made with
 // `redis-cli --cluster create`, two gateways on `redis.nodes`. Fails (never
 // skips) when redis-server is missing, with the command that installs it.
+// Token budgets here are soft, with defaultMaxTokens 0: a request reserves its prompt and is never
+// given a cap, so the counts are exact; hard budgets have their own suite (budgets-hard.test.ts).
 import { performance } from 'node:perf_hooks';
 import { Cluster } from 'ioredis';
 import type { Counter } from 'prom-client';
@@ -21,7 +23,7 @@ describe('rate limits on a Redis Cluster', () => {
   let b: TestGateway;
   let client: Cluster;
   const prefix = uniquePrefix();
-  const keys = Array.from({ length: 6 }, (_, i) => makeKey(`ck${i}`, { org: 'acme', limits: { requests: 8, tokens: 1000, windowSeconds: 60 } }));
+  const keys = Array.from({ length: 6 }, (_, i) => makeKey(`ck${i}`, { org: 'acme', limits: { requests: 8, tokens: 1000, windowSeconds: 60, enforce: 'soft' } }));
 
   beforeAll(async () => {
     cluster = await startRedisCluster(3);
@@ -32,7 +34,7 @@ describe('rate limits on a Redis Cluster', () => {
       orgs: { acme: { limits: { requests: 40, windowSeconds: 60 } } },
       upstreams: { b: { url: backend.base, format: 'openai' } },
       routes: [{ model: '*', upstream: 'b' }],
-      plugins: [{ name: 'rate-limit' }],
+      plugins: [{ name: 'rate-limit', defaultMaxTokens: 0 }],
     };
     a = await startGateway(config);
     b = await startGateway(config);
@@ -104,7 +106,7 @@ describe('rate limits on a Redis Cluster that loses a master', () => {
       keys: keys.map((k) => k.entry),
       upstreams: { b: { url: backend.base, format: 'openai' } },
       routes: [{ model: '*', upstream: 'b' }],
-      plugins: [{ name: 'rate-limit' }],
+      plugins: [{ name: 'rate-limit', defaultMaxTokens: 0 }],
     });
   });
   afterAll(async () => {

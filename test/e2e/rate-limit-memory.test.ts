@@ -1,4 +1,6 @@
 // Rate limits without Redis: counted in the gateway's memory (one replica).
+// Token budgets here are soft, with defaultMaxTokens 0: a request reserves its prompt and is never
+// given a cap, so the counts are exact; hard budgets have their own suite (budgets-hard.test.ts).
 import { startBackend, type Backend } from '../support/backends';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post } from '../support/http';
@@ -15,10 +17,10 @@ describe('rate limits in memory (no redis in the config)', () => {
     backend = await startBackend({ format: 'native', events: 2, gapMs: 0 });
     gw = await startGateway({
       keys: [key.entry, other.entry],
-      orgs: { acme: { limits: { tokens: 1000, windowSeconds: 60 } } },
+      orgs: { acme: { limits: { tokens: 1000, windowSeconds: 60, enforce: 'soft' } } },
       upstreams: { b: { url: backend.base, format: 'native' } },
       routes: [{ model: '*', upstream: 'b' }],
-      plugins: [{ name: 'rate-limit', defaults: { requests: 1, windowSeconds: 30 } }],
+      plugins: [{ name: 'rate-limit', defaultMaxTokens: 0, defaults: { requests: 1, windowSeconds: 30 } }],
     });
   });
   afterAll(async () => { await gw.close(); await backend.close(); });
@@ -44,7 +46,7 @@ describe('rate limits in memory (no redis in the config)', () => {
       keys: [img.entry],
       upstreams: { b: { url: backend.base, format: 'native' } },
       routes: [{ model: '*', upstream: 'b' }],
-      plugins: [{ name: 'rate-limit' }],
+      plugins: [{ name: 'rate-limit', defaultMaxTokens: 0 }],
     });
     try {
       const body = { model: 'ok-i', prompt: 'a cat' };

@@ -1,5 +1,7 @@
 // Rate limits through the real gateway against the machine's Redis
 // (REDIS_URL, else 127.0.0.1:6379), each test under its own random prefix.
+// Token budgets here are soft, with defaultMaxTokens 0: a request reserves its prompt and is never
+// given a cap, so the counts are exact; hard budgets have their own suite (budgets-hard.test.ts).
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import Redis from 'ioredis';
@@ -37,7 +39,7 @@ describe('rate limits on a shared Redis', () => {
       upstreams: { b: { url: backend.base, format: 'openai' } },
       routes: [{ model: '*', upstream: 'b' }],
       ...config,
-      plugins: [{ name: 'rate-limit' }, ...((config.plugins as unknown[]) ?? [])],
+      plugins: [{ name: 'rate-limit', defaultMaxTokens: 0 }, ...((config.plugins as unknown[]) ?? [])],
     }, { logger });
     gateways.push(gw);
     return gw;
@@ -82,7 +84,7 @@ describe('rate limits on a shared Redis', () => {
 
   it('puts the six x-ratelimit headers on JSON and streamed responses, and on the 429', async () => {
     const prefix = newPrefix();
-    const key = makeKey('hdr', { limits: { requests: 2, tokens: 1000, windowSeconds: 60 } });
+    const key = makeKey('hdr', { limits: { requests: 2, tokens: 1000, windowSeconds: 60, enforce: 'soft' } });
     const gw = await gateway({ keys: [key.entry] }, prefix);
     const json = await post(`${gw.url}/v1/chat/completions`, chat(), bearer(key.key));
     const sse = await postSse(`${gw.url}/v2/chat/completions`, chat('ok-b', true), bearer(key.key));
@@ -97,7 +99,7 @@ describe('rate limits on a shared Redis', () => {
 
   it('charges the backend\'s reported tokens, JSON and streamed, and refuses once the budget is spent', async () => {
     const prefix = newPrefix();
-    const key = makeKey('tok', { limits: { tokens: 40, windowSeconds: 60 } });
+    const key = makeKey('tok', { limits: { tokens: 40, windowSeconds: 60, enforce: 'soft' } });
     const gw = await gateway({ keys: [key.entry] }, prefix);
     const tokens = `${prefix}{key:tok}:tokens`;
     const before = backend.requests.length;
@@ -129,7 +131,7 @@ describe('rate limits on a shared Redis', () => {
 
   it('charges an estimate, and logs it as one, when the backend reports no usage', async () => {
     const prefix = newPrefix();
-    const key = makeKey('est', { limits: { tokens: 100_000, windowSeconds: 60 } });
+    const key = makeKey('est', { limits: { tokens: 100_000, windowSeconds: 60, enforce: 'soft' } });
     const { logger, lines } = capture();
     const gw = await gateway({ keys: [key.entry] }, prefix, logger);
     const tokens = `${prefix}{key:est}:tokens`;
@@ -153,7 +155,7 @@ describe('rate limits on a shared Redis', () => {
     const slow = await startBackend({ format: 'openai', events: 50, gapMs: 20 });
     try {
       const prefix = newPrefix();
-      const key = makeKey('cut', { limits: { tokens: 100_000, windowSeconds: 60 } });
+      const key = makeKey('cut', { limits: { tokens: 100_000, windowSeconds: 60, enforce: 'soft' } });
       const { logger, lines } = capture();
       const gw = await gateway({ keys: [key.entry], upstreams: { b: { url: slow.base, format: 'openai' } } }, prefix, logger);
       const res = await postSse(`${gw.url}/v1/chat/completions`, chat('ok-c', true), bearer(key.key), 3);
@@ -200,7 +202,7 @@ describe('rate limits on a shared Redis', () => {
   it('refills after the window: requests and tokens', async () => {
     const prefix = newPrefix();
     const key = makeKey('win', { limits: { requests: 2, windowSeconds: 1 } });
-    const tok = makeKey('wint', { limits: { tokens: 10, windowSeconds: 2 } });
+    const tok = makeKey('wint', { limits: { tokens: 10, windowSeconds: 2, enforce: 'soft' } });
     const gw = await gateway({ keys: [key.entry, tok.entry] }, prefix);
 
     const first = await Promise.all([1, 2, 3].map(() => post(`${gw.url}/v1/chat/completions`, chat(), bearer(key.key))));
@@ -231,7 +233,7 @@ describe('rate limits on a shared Redis', () => {
     const client = gw.gateway.services.redis;
     const { validateConfig } = await import('../../src/config/load');
     const { gatewayConfigCheck } = await import('../../src/gateway');
-    await gw.gateway.swap({ file: 'inline.yaml', config: validateConfig({ server: { port: 0 }, redis: { url, prefix }, upstreams: { b: { url: backend.base, format: 'openai' } }, routes: [{ model: '*', upstream: 'b' }], ...config, plugins: [{ name: 'rate-limit' }] }, 'inline.yaml', {}, gatewayConfigCheck()) });
+    await gw.gateway.swap({ file: 'inline.yaml', config: validateConfig({ server: { port: 0 }, redis: { url, prefix }, upstreams: { b: { url: backend.base, format: 'openai' } }, routes: [{ model: '*', upstream: 'b' }], ...config, plugins: [{ name: 'rate-limit', defaultMaxTokens: 0 }] }, 'inline.yaml', {}, gatewayConfigCheck()) });
     expect(gw.gateway.services.redis).toBe(client); // one connection for the process
     const after = await post(`${gw.url}/v1/chat/completions`, chat(), bearer(key.key));
     expect(after.headers['x-ratelimit-remaining-requests']).toBe('1');

@@ -18,7 +18,7 @@ const config = validateConfig({
 function context(overrides: Partial<RequestContext> = {}): RequestContext {
   return {
     id: 'req-1', startedAt: 0, version: 'v1', endpoint: 'chat', protocol: 'chat', stream: false, texts: [], timings: {},
-    setHeader: () => undefined, signal: new AbortController().signal,
+    setHeader: () => undefined, capOutput: () => undefined, signal: new AbortController().signal,
     principal: { id: 'alice', org: 'acme', mayUse: () => true, anyModel: true, entry: {} },
     route: { index: 0, upstream: 'b', dialect: 'interface', fallbacks: [], failoverOn: [], continueOnFailure: false, hostedTools: 'drop' },
     ...overrides,

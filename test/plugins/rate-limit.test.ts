@@ -3,12 +3,11 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import Redis from 'ioredis';
 import { Counter, Registry } from 'prom-client';
-import { RateLimiterRes } from 'rate-limiter-flexible';
 import { plugin } from '../../plugins/rate-limit';
-import { decidedInProcess, InsuranceLimiter, LimiterPools } from '../../plugins/rate-limit/limiters';
+import { LimiterPools } from '../../plugins/rate-limit/limiters';
 import { FALLBACK_TOTAL, StoreHealth } from '../../src/redis/store-health';
 import { REDIS_UP, watchRedisUp } from '../../src/redis/metrics';
-import { ConfigError, validateConfig } from '../../src/config/load';
+import { validateConfig } from '../../src/config/load';
 import { GatewayError } from '../../src/errors';
 import type { Outcome, PluginHooks, RequestContext, Services, Usage } from '../../src/pipeline/contract';
 import { pluginEnv, withState } from './helpers';
@@ -23,27 +22,34 @@ function capture() {
 
 const config = validateConfig({
   keys: [
-    { id: 'k', sha256: 'a'.repeat(64), org: 'acme', limits: { requests: 3, tokens: 30, windowSeconds: 60 } },
+    // Soft: a request without max_tokens reserves defaultMaxTokens (0 here) and is never given a cap.
+    { id: 'k', sha256: 'a'.repeat(64), org: 'acme', limits: { requests: 3, tokens: 30, windowSeconds: 60, enforce: 'soft' } },
+    { id: 'h', sha256: 'e'.repeat(64), limits: { tokens: 30, windowSeconds: 60 } },
+    { id: 'usd', sha256: 'f'.repeat(64), limits: { dollars: 0.0001, dollarWindow: 'day' } },
     { id: 'd', sha256: 'b'.repeat(64) },
     { id: 'free', sha256: 'c'.repeat(64), org: 'open' },
   ],
   orgs: { acme: { limits: { requests: 100, windowSeconds: 60 } }, open: {} },
+  // $1 per million input tokens, $2 per million output: 1000 and 2000 nano-dollars a token; m-dear is the fallback's, dearer.
+  pricing: [{ model: 'm', input: 1, output: 2 }, { model: 'm-dear', input: 1, output: 4 }],
   plugins: [{ name: 'rate-limit' }],
 }, 'inline.yaml', {}, gatewayConfigCheck());
 
-interface TestCtx extends RequestContext { headers: Record<string, string> }
+interface TestCtx extends RequestContext { headers: Record<string, string>; capped?: number }
 
 function ctx(keyId: string, extra: Partial<RequestContext> = {}): TestCtx {
   const headers: Record<string, string> = {};
-  return {
+  const c: TestCtx = {
     id: `req-${Math.random()}`, startedAt: 0, version: 'v1', endpoint: 'chat', protocol: 'chat', stream: false, texts: ['x'.repeat(40)], timings: {},
     principal: principalOf(keyId, config.keys.find((k) => k.id === keyId) ?? {}),
     chat: { model: 'm', messages: [{ role: 'user', content: 'x'.repeat(40) }], stream: false, model_params: {}, texts: ['x'.repeat(40)] } as never,
     setHeader: (n: string, v: string) => { headers[n] = v; },
     signal: new AbortController().signal,
+    capOutput: (tokens: number) => { c.capped = tokens; c.chat = { ...c.chat!, model_params: { ...c.chat!.model_params, max_tokens: tokens } }; },
     headers,
     ...extra,
   };
+  return c;
 }
 
 const ok: Outcome = { status: 200, reason: null, aborted: false, durationMs: 1 };
@@ -51,10 +57,10 @@ const usage = (total: number, estimated = false): Usage => ({ prompt_tokens: 1, 
 const flush = () => new Promise((r) => setImmediate(r));
 
 /** The plugin as a gateway creates it; `kept` is what the process keeps across reloads. */
-async function make(services: Services = {}, defaults?: object, kept?: LimiterPools) {
+async function make(services: Services = {}, defaults?: object, kept?: LimiterPools, settings: object = { defaultMaxTokens: 0 }) {
   const { logger, lines } = capture();
   const env = pluginEnv(plugin, config, services, logger);
-  const hooks = await plugin.create(plugin.schema.parse(defaults ? { defaults } : {}), { ...env, kept: kept ?? env.kept }) as PluginHooks<any>;
+  const hooks = await plugin.create(plugin.schema.parse({ ...settings, ...(defaults && { defaults }) }), { ...env, kept: kept ?? env.kept }) as PluginHooks<any>;
   return { hooks: withState(hooks), lines };
 }
 
@@ -164,22 +170,98 @@ describe('rate-limit plugin, memory store', () => {
   });
 });
 
-describe('rate-limit limiters', () => {
-  it('shares one limiter between equal budgets', () => {
-    const limiterFor = new LimiterPools(undefined).source(undefined, 'open');
-    expect(limiterFor(5, 60)).toBe(limiterFor(5, 60));
-    expect(limiterFor(5, 60)).not.toBe(limiterFor(5, 30));
+describe('rate-limit plugin, hard budgets', () => {
+  const rejection = (p: unknown) => Promise.resolve(p).catch((e: unknown) => e) as Promise<GatewayError>;
+  const withCap = (keyId: string, max_tokens: number) => {
+    const c = ctx(keyId);
+    c.chat = { ...c.chat!, model_params: { max_tokens } };
+    return c;
+  };
+
+  it('gives a request without max_tokens the cap that fits: defaultMaxTokens, or less when less is left', async () => {
+    const { hooks } = await make({}, undefined, undefined, { defaultMaxTokens: 8 });
+    const first = ctx('h'); // prompt 10 + 8
+    await hooks.onRequest!(first);
+    expect(first.capped).toBe(8);
+    expect(first.chat!.model_params.max_tokens).toBe(8);
+    expect(first.headers['x-ratelimit-reserved-tokens']).toBe('18');
+    expect(first.headers['x-ratelimit-remaining-tokens']).toBe('12');
+    const second = ctx('h'); // 12 left: prompt 10 + 2
+    await hooks.onRequest!(second);
+    expect(second.capped).toBe(2);
+    expect(second.headers['x-ratelimit-reserved-tokens']).toBe('12');
+    expect(second.headers['x-ratelimit-remaining-tokens']).toBe('0');
+    const third = ctx('h');
+    const err = await rejection(hooks.onRequest!(third));
+    expect(err).toMatchObject({ reason: 'rate_limited', status: 429, details: { scope: 'key', budget: 'tokens' } });
+    expect(third.capped).toBeUndefined();
+    // The first finishes having used 12 tokens: 6 of its 18 come back, too few for the prompt.
+    first.usage = usage(12);
+    hooks.onFinish!(first, ok);
+    await flush();
+    const fourth = ctx('h');
+    await expect(rejection(hooks.onRequest!(fourth))).resolves.toMatchObject({ reason: 'rate_limited' });
+    // Once the second has used 4 of its 12, 14 are left: prompt 10 and a cap of 4.
+    second.usage = usage(4);
+    hooks.onFinish!(second, ok);
+    await flush();
+    const fifth = ctx('h');
+    await hooks.onRequest!(fifth);
+    expect(fifth.capped).toBe(4);
   });
 
-  it('marks what the insurance limiter decided, admitted, refused or unread', async () => {
-    const insurance = new InsuranceLimiter({ points: 1, duration: 60, keyPrefix: '' });
-    expect(decidedInProcess(await insurance.get('a'))).toBe(true);
-    expect(decidedInProcess(await insurance.consume('a'))).toBe(true);
-    const refused = await insurance.consume('a').catch((r: unknown) => r);
-    expect(refused).toBeInstanceOf(RateLimiterRes);
-    expect(decidedInProcess(refused)).toBe(true);
-    expect(decidedInProcess(new RateLimiterRes())).toBe(false);
-    expect(decidedInProcess(null)).toBe(false);
+  it('keeps a cap the request names, and refuses it when it does not fit, saying how much is left', async () => {
+    const { hooks } = await make({}, undefined, undefined, { defaultMaxTokens: 8 });
+    const named = withCap('h', 5);
+    await hooks.onRequest!(named);
+    expect(named.capped).toBeUndefined();
+    expect(named.headers['x-ratelimit-reserved-tokens']).toBe('15');
+    const err = await rejection(hooks.onRequest!(withCap('h', 6)));
+    expect(err.message).toContain('has 15 left, fewer than the 16 this request may use');
+  });
+
+  it('with defaultMaxTokens 0, a request without a cap may take all that is left', async () => {
+    const { hooks } = await make();
+    const c = ctx('h');
+    await hooks.onRequest!(c);
+    expect(c.capped).toBe(20);
+  });
+
+  it('reserves dollars at the dearest price the request may reach, and settles with its cost', async () => {
+    const { hooks } = await make({}, undefined, undefined, { defaultMaxTokens: 10 });
+    // Budget $0.0001 = 100 000 nano-dollars. Prompt 10 at 1000, output at m-dear's 4000 a token: 10 000 + 10 × 4000.
+    const route = { index: 0, upstream: 'b', dialect: 'interface', fallbacks: ['m-dear'], failoverOn: [], continueOnFailure: false, hostedTools: 'drop' } as const;
+    const first = ctx('usd', { model: 'm', route });
+    await hooks.onRequest!(first);
+    expect(first.capped).toBe(10);
+    expect(first.headers['x-ratelimit-reserved-dollars']).toBe('0.00005');
+    expect(first.headers['x-ratelimit-limit-dollars']).toBe('0.0001');
+    expect(first.headers['x-ratelimit-remaining-dollars']).toBe('0.00005');
+    expect(first.headers['x-ratelimit-reset-dollars']).toMatch(/^\d+h\d+m\d+s$|^\d+m\d+s$|^\d+s$/);
+    // 50 000 left: prompt 10 000 + 10 output tokens at 4000 = 50 000 fits exactly; a third does not.
+    const second = ctx('usd', { model: 'm', route });
+    await hooks.onRequest!(second);
+    expect(second.capped).toBe(10);
+    const err = await rejection(hooks.onRequest!(ctx('usd', { model: 'm', route })));
+    expect(err).toMatchObject({ reason: 'rate_limited', details: { scope: 'key', budget: 'dollars' } });
+    expect(err.message).toMatch(/dollar budget \(\$0\.0001 per day\) is used up\. It refills in .+ \(at \d{4}-\d\d-\d\dT00:00:00Z\)\./);
+    // The first cost $0.00002: 30 000 of its 50 000 come back; prompt 10 000 and 5 tokens at 4000 fit.
+    first.cost = 0.00002;
+    hooks.onFinish!(first, ok);
+    await flush();
+    const fourth = ctx('usd', { model: 'm', route });
+    await hooks.onRequest!(fourth);
+    expect(fourth.capped).toBe(5);
+  });
+
+  it('reserves no dollars for a model no price names', async () => {
+    const { hooks } = await make({}, undefined, undefined, { defaultMaxTokens: 10 });
+    for (let i = 0; i < 5; i++) {
+      const c = ctx('usd', { model: 'unpriced' });
+      await hooks.onRequest!(c);
+      expect(c.headers['x-ratelimit-reserved-dollars']).toBeUndefined();
+      expect(c.capped).toBeUndefined();
+    }
   });
 });
 
@@ -208,30 +290,5 @@ describe('shared-store metrics', () => {
     const registry = new Registry();
     watchRedisUp(registry, {});
     expect(registry.getSingleMetric(REDIS_UP)).toBeUndefined();
-  });
-});
-
-describe('rate-limit config check', () => {
-  it('refuses budgets when the rate-limit plugin is not in the chain (its fields, declared on limits)', () => {
-    const check = gatewayConfigCheck();
-    const raw = { keys: [{ id: 'k', sha256: 'a'.repeat(64), limits: { requests: 1 } }] };
-    expect(() => validateConfig(raw, 'inline.yaml', {}, check)).toThrow(ConfigError);
-    expect(() => validateConfig(raw, 'inline.yaml', {}, check)).toThrow(/keys\[0\]\.limits\.requests: requests needs the rate-limit plugin/);
-    expect(() => validateConfig({ orgs: { acme: { limits: { tokens: 5 } } } }, 'inline.yaml', {}, check)).toThrow(/orgs\.acme\.limits\.tokens/);
-    expect(() => validateConfig({ ...raw, plugins: [{ name: 'rate-limit' }] }, 'inline.yaml', {}, check)).not.toThrow();
-  });
-
-  it('checks its fields with their paths, and names a field nobody declared', () => {
-    const check = gatewayConfigCheck();
-    const bad = { keys: [{ id: 'k', sha256: 'a'.repeat(64), limits: { requests: 0, tokenz: 5 } }], plugins: [{ name: 'rate-limit' }] };
-    const problems = (() => { try { validateConfig(bad, 'inline.yaml', {}, check); return []; } catch (err) { return (err as ConfigError).problems; } })();
-    expect(problems).toEqual(expect.arrayContaining([expect.stringMatching(/^keys\[0\]\.limits\.requests: /), 'keys[0].limits.tokenz: unknown field']));
-  });
-
-  it('keeps in-flight limits in the core: no plugin needed, and the old settings say where they went', () => {
-    const check = gatewayConfigCheck();
-    const upstreams = { b: { url: 'http://127.0.0.1:1/v1', maxInFlight: 4 } };
-    expect(() => validateConfig({ upstreams, keys: [{ id: 'k', sha256: 'a'.repeat(64), limits: { concurrency: 2 } }] }, 'inline.yaml', {}, check)).not.toThrow();
-    expect(() => validateConfig({ plugins: [{ name: 'rate-limit', queueTimeoutMs: 5 }] }, 'inline.yaml', {}, check)).toThrow(/plugins\[0\]\.queueTimeoutMs: moved: set admission\.queueTimeoutMs instead/);
   });
 });

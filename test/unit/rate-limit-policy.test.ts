@@ -2,11 +2,13 @@ import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { rateLimited, refusalMessage } from '../../plugins/rate-limit/headers';
 import { formatReset, retryAfterSeconds } from '../../src/admission/refusals';
 import { hashTag, hashTagOf, storeKey } from '../../plugins/rate-limit/keys';
-import { admitted, compilePolicies, decide, type Policy } from '../../plugins/rate-limit/policy';
+import { admitted, compilePolicies, keyAt, type CompiledBudget } from '../../plugins/rate-limit/policy';
+import { decide } from '../../plugins/rate-limit/decide';
+import { periodOf } from '../../plugins/rate-limit/windows';
 import { validateConfig } from '../../src/config/load';
 import { gatewayConfigCheck } from '../../src/gateway';
 import { principalOf } from '../../src/auth/keys';
-import { reservationOf, settlement, usedTokens } from '../../plugins/rate-limit/reservation';
+import { askOf, dearest, largestCap, need, settlement, used, type Ask } from '../../plugins/rate-limit/reservation';
 import type { RequestContext } from '../../src/pipeline/contract';
 
 describe('rate-limit: reset and Retry-After formatting', () => {
@@ -26,13 +28,14 @@ describe('rate-limit: reset and Retry-After formatting', () => {
 
 describe('rate-limit: refusal wording', () => {
   it('names the budget, its owner, the budget size and when it refills', () => {
-    expect(refusalMessage('key', 'requests', 50, 60, 12_000)).toBe("Rate limit reached: this API key's request budget (50 requests per 60 seconds) is used up. It refills in 12s.");
-    expect(refusalMessage('org', 'tokens', 2_000_000, 3600, 360_000)).toBe("Rate limit reached: your organization's token budget (2000000 tokens per 3600 seconds) is used up. It refills in 6m0s.");
-    expect(refusalMessage('key', 'tokens', 10, 1, 0)).toContain('(10 tokens per second) is used up. It refills in 1s.');
+    expect(refusalMessage('key', 'requests', 50, 'per 60 seconds', 12_000)).toBe("Rate limit reached: this API key's request budget (50 requests per 60 seconds) is used up. It refills in 12s.");
+    expect(refusalMessage('org', 'tokens', 2_000_000, 'per 3600 seconds', 360_000)).toBe("Rate limit reached: your organization's token budget (2000000 tokens per 3600 seconds) is used up. It refills in 6m0s.");
+    expect(refusalMessage('key', 'tokens', 10, 'per second', 0)).toContain('(10 tokens per second) is used up. It refills in 1s.');
+    expect(refusalMessage('org', 'dollars', 25_500_000_000, 'per month', 3_600_000, true)).toMatch(/^Rate limit reached: your organization's dollar budget \(\$25\.5 per month\) is used up\. It refills in 1h0m0s \(at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)\.$/);
   });
 
   it('builds the 429 with Retry-After and the details the metrics read', () => {
-    const budget = { scope: 'org', kind: 'tokens', points: 100, windowSeconds: 60, key: 'k', limiter: undefined as never, limitText: '100' } as const;
+    const budget = { scope: 'org', kind: 'tokens', points: 100, windowSeconds: 60, window: 'per 60 seconds', hard: true, key: 'k', limiter: undefined as never, limitText: '100' } as const;
     const err = rateLimited({ budget, remaining: 0, msBeforeNext: 2500 });
     expect(err).toMatchObject({ reason: 'rate_limited', status: 429, param: null, headers: { 'retry-after': '3' }, details: { scope: 'org', budget: 'tokens' } });
   });
@@ -68,7 +71,7 @@ describe('rate-limit: policies and decisions', () => {
   }, 'inline.yaml', {}, gatewayConfigCheck());
   const limiterFor = (points: number, duration: number) => new RateLimiterMemory({ points, duration });
   const principals = new Map(config.keys.map((k) => [k.id, principalOf(k.id, k)]));
-  const policyOf = compilePolicies(config, { requests: 3, tokens: undefined, windowSeconds: 60 }, 'p:', limiterFor);
+  const policyOf = compilePolicies(config, { requests: 3, tokens: undefined, windowSeconds: 60, dollars: undefined, dollarWindow: 'month', hard: true }, 'p:', limiterFor);
   const policies = { get: (id: string) => policyOf(principals.get(id)!) };
 
   it('gives a key its own budgets (or the defaults) plus its org\'s; keys with none have none', () => {
@@ -96,9 +99,10 @@ describe('rate-limit: policies and decisions', () => {
 
   const policy = policies.get('own')!; // requests: key 5, org 50; tokens: org 1000
   const res = (consumed: number, ms: number) => new RateLimiterRes(0, ms, consumed);
+  const decideFor = (p: typeof policy, results: unknown[], reserve = 1) => decide(p.requests, p.reserves, results, p.reserves.map(() => reserve), Date.now());
 
   it('admits and reports the tightest budget of each kind', () => {
-    const d = decide(policy, [res(4, 9000), res(10, 50_000), res(200, 30_000)]);
+    const d = decideFor(policy, [res(4, 9000), res(10, 50_000), res(200, 30_000)]);
     expect(d.refused).toBeUndefined();
     expect(d.unavailable).toBe(false);
     expect(d.requests).toMatchObject({ remaining: 1, msBeforeNext: 9000, budget: { scope: 'key' } });
@@ -106,35 +110,35 @@ describe('rate-limit: policies and decisions', () => {
   });
 
   it('treats an unread token budget as full', () => {
-    const d = decide(policy, [res(1, 10_000), res(1, 60_000), null]);
+    const d = decideFor(policy, [res(1, 10_000), res(1, 60_000), null]);
     expect(d.tokens).toMatchObject({ remaining: 1000, msBeforeNext: 0 });
   });
 
   it('refuses a request past a request budget, and a reservation that does not fit a token budget', () => {
-    expect(decide(policy, [res(6, 4000), res(7, 50_000), null]).refused).toMatchObject({ budget: { scope: 'key', kind: 'requests' }, msBeforeNext: 4000 });
-    expect(decide(policy, [res(5, 4000), res(7, 50_000), null]).refused).toBeUndefined();
+    expect(decideFor(policy, [res(6, 4000), res(7, 50_000), null]).refused).toMatchObject({ budget: { scope: 'key', kind: 'requests' }, msBeforeNext: 4000 });
+    expect(decideFor(policy, [res(5, 4000), res(7, 50_000), null]).refused).toBeUndefined();
     // The answers count the reservation (here 100 tokens): 1001 does not fit, 1000 just does.
-    const refused = decide(policy, [res(1, 4000), res(7, 50_000), res(1001, 20_000)], 100);
+    const refused = decideFor(policy, [res(1, 4000), res(7, 50_000), res(1001, 20_000)], 100);
     expect(refused.refused).toMatchObject({ budget: { scope: 'org', kind: 'tokens' } });
     expect(refused.left).toBe(99);
     expect(refused.tokens).toMatchObject({ remaining: 99 });
-    const fits = decide(policy, [res(1, 4000), res(7, 50_000), res(1000, 20_000)], 100);
+    const fits = decideFor(policy, [res(1, 4000), res(7, 50_000), res(1000, 20_000)], 100);
     expect(fits.refused).toBeUndefined();
     expect(fits.tokens).toMatchObject({ remaining: 0 });
   });
 
   it('reports the spent budget that refills last', () => {
-    const d = decide(policy, [res(6, 4000), res(51, 50_000), res(1000, 20_000)]);
+    const d = decideFor(policy, [res(6, 4000), res(51, 50_000), res(1000, 20_000)]);
     expect(d.refused).toMatchObject({ budget: { scope: 'org', kind: 'requests' }, msBeforeNext: 50_000 });
   });
 
   it('on a tie in remaining, the later reset is the tighter', () => {
-    const d = decide(policy, [res(5, 4000), res(50, 50_000), null]);
+    const d = decideFor(policy, [res(5, 4000), res(50, 50_000), null]);
     expect(d.requests).toMatchObject({ remaining: 0, msBeforeNext: 50_000, budget: { scope: 'org' } });
   });
 
   it('marks a store error as unavailable', () => {
-    const d = decide(policy, [new Error('down'), res(1, 1000), null]);
+    const d = decideFor(policy, [new Error('down'), res(1, 1000), null]);
     expect(d.unavailable).toBe(true);
     expect(d.refused).toBeUndefined();
   });
@@ -147,26 +151,97 @@ describe('rate-limit: policies and decisions', () => {
   });
 });
 
-describe('rate-limit: token reservations', () => {
+describe('rate-limit: reservations', () => {
   const chatCtx = (text: string, model_params: Record<string, unknown> = {}) => ({ texts: [text], chat: { model_params } }) as unknown as RequestContext;
+  const budget = (kind: 'tokens' | 'dollars', points: number): CompiledBudget =>
+    ({ scope: 'key', kind, points, windowSeconds: 60, window: 'per 60 seconds', hard: true, key: `k:${kind}`, limiter: undefined as never, limitText: String(points) });
+  const tokens = budget('tokens', 1000);
+  const dollars = budget('dollars', 1_000_000); // $0.001
+  // $1 per million input tokens and $2 per million output: 1000 and 2000 nano-dollars a token.
+  const priced = (ask: Ask): Ask => ({ ...ask, price: { input: 1000, output: 2000 } });
 
-  it('reserves the prompt estimate plus max_completion_tokens or max_tokens (times n), else the default', () => {
-    expect(reservationOf(chatCtx('x'.repeat(40)), 0)).toBe(10);
-    expect(reservationOf(chatCtx('x'.repeat(40)), 256)).toBe(266);
-    expect(reservationOf(chatCtx('x'.repeat(40), { max_tokens: 100 }), 256)).toBe(110);
-    expect(reservationOf(chatCtx('x'.repeat(40), { max_tokens: 100, max_completion_tokens: 50 }), 0)).toBe(60);
-    expect(reservationOf(chatCtx('x'.repeat(40), { max_tokens: 100, n: 3 }), 0)).toBe(310);
-    expect(reservationOf(chatCtx(''), 0)).toBe(1);
-    expect(reservationOf({ texts: ['a cat'] } as unknown as RequestContext, 500)).toBe(2); // an image: its prompt only
+  it('asks for the prompt estimate and the cap the request names (max_completion_tokens first), times n', () => {
+    expect(askOf(chatCtx('x'.repeat(40)))).toEqual({ prompt: 10, n: 1, cap: undefined });
+    expect(askOf(chatCtx('x'.repeat(40), { max_tokens: 100, max_completion_tokens: 50 }))).toEqual({ prompt: 10, n: 1, cap: 50 });
+    expect(askOf(chatCtx('x'.repeat(40), { max_tokens: 100, n: 3 }))).toEqual({ prompt: 10, n: 3, cap: 100 });
+    expect(askOf(chatCtx(''))).toMatchObject({ prompt: 1 });
+    expect(askOf({ texts: ['a cat'] } as unknown as RequestContext)).toEqual({ prompt: 2, n: 1, cap: 0 }); // an image: its prompt only
   });
 
-  it('settles with the real usage: more charged, the rest given back; after the window ended, only an overrun', () => {
+  it('reserves prompt plus cap times n in tokens, and the same priced in whole nano-dollars', () => {
+    const ask = priced({ prompt: 10, n: 3, cap: 100 });
+    expect(need(tokens, ask, 100)).toBe(310);
+    expect(need(dollars, ask, 100)).toBe(10 * 1000 + 300 * 2000);
+    expect(need(dollars, { ...ask, price: { input: 0.4, output: 0.7 } }, 1)).toBe(Math.ceil(10 * 0.4 + 3 * 0.7));
+    expect(need(dollars, { ...ask, fixedNanos: 40_000_000 }, 100)).toBe(40_000_000); // an image: its price
+  });
+
+  it('finds the largest cap that fits the room left (-1: not even the prompt; Infinity: output is free)', () => {
+    const ask = priced({ prompt: 10, n: 2 });
+    expect(largestCap(tokens, ask, 110)).toBe(50);
+    expect(largestCap(tokens, ask, 11)).toBe(0);
+    expect(largestCap(tokens, ask, 9)).toBe(-1);
+    expect(largestCap(dollars, ask, 10_000 + 4000 * 7 + 3999)).toBe(7);
+    expect(largestCap(dollars, { ...ask, price: { input: 1000, output: 0 } }, 10_000)).toBe(Infinity);
+    for (let room = 0; room < 3000; room += 7) {
+      const c = largestCap(dollars, { ...ask, price: { input: 0.3, output: 1.7 } }, room);
+      if (c >= 0) expect(need(dollars, { ...ask, price: { input: 0.3, output: 1.7 } }, c)).toBeLessThanOrEqual(room);
+      if (c >= 0) expect(need(dollars, { ...ask, price: { input: 0.3, output: 1.7 } }, c + 1)).toBeGreaterThan(room);
+    }
+  });
+
+  it('prices at the dearest of the models a request may reach (cached input no cheaper than input for the worst case)', () => {
+    const p = (input: number, output: number, cachedInput = input) => ({ input: input * 1e-6, cachedInput: cachedInput * 1e-6, output: output * 1e-6 });
+    const worst = dearest([p(1, 4), undefined, p(3, 2)])!;
+    expect(worst.input).toBeCloseTo(3000);
+    expect(worst.output).toBeCloseTo(4000);
+    expect(dearest([undefined])).toBeUndefined();
+  });
+
+  it('a hard budget gives a request without a cap the largest cap that fits every budget it reserves in', () => {
+    const ask = priced({ prompt: 10, n: 1 });
+    const want = 4096;
+    const amounts = [need(tokens, ask, want), need(dollars, ask, want)];
+    // 600 tokens were taken before (room 400), and $0.0005 (room 500 000 nano-dollars: (500 000 - 10 000) / 2000 = 245 tokens).
+    const results = [new RateLimiterRes(0, 30_000, 600 + amounts[0]), new RateLimiterRes(0, 30_000, 500_000 + amounts[1])];
+    const d = decide([], [tokens, dollars], results, amounts, Date.now(), { ask, want });
+    expect(d.refused).toBeUndefined();
+    expect(d.cap).toBe(245);
+    expect(d.kept).toEqual([10 + 245, 10_000 + 245 * 2000]);
+    expect(d.tokens).toMatchObject({ remaining: 400 - 255 });
+    expect(d.dollars).toMatchObject({ remaining: 500_000 - 500_000 });
+  });
+
+  it('a hard budget refuses a request whose prompt and one token do not fit, naming the tightest budget and what it had', () => {
+    const ask = priced({ prompt: 10, n: 1 });
+    const amounts = [need(tokens, ask, 64)];
+    const d = decide([], [tokens], [new RateLimiterRes(0, 30_000, 990 + amounts[0])], amounts, Date.now(), { ask, want: 64 });
+    expect(d.cap).toBeUndefined();
+    expect(d.refused).toMatchObject({ budget: { kind: 'tokens' }, msBeforeNext: 30_000 });
+    expect(d.left).toBe(10);
+    expect(d.asked).toBe(11);
+    expect(d.kept).toEqual([0]);
+  });
+
+  it('a calendar window is counted per day or month and resets when the calendar says', () => {
+    const b = { ...budget('dollars', 5), calendar: 'month' as const };
+    const now = Date.UTC(2026, 10, 28, 12);
+    expect(keyAt(b, now)).toBe('k:dollars:2026-11');
+    expect(periodOf('month', Date.UTC(2026, 11, 31, 23, 59)).id).toBe('2026-12');
+    expect(periodOf('day', now)).toEqual({ id: '2026-11-28', startsAt: Date.UTC(2026, 10, 28), endsAt: Date.UTC(2026, 10, 29) });
+    const d = decide([], [b], [new RateLimiterRes(0, 999, 6)], [1], now);
+    expect(d.refused!.msBeforeNext).toBe(Date.UTC(2026, 11, 1) - now);
+  });
+
+  it('settles with the real usage or cost: more charged, the rest given back; after the window ended, only an overrun', () => {
     expect(settlement(100, 110, false)).toBe(10);
     expect(settlement(100, 30, false)).toBe(-70);
     expect(settlement(100, 0, false)).toBe(-100);
     expect(settlement(100, 30, true)).toBe(0);
     expect(settlement(100, 130, true)).toBe(30);
-    expect(usedTokens(undefined)).toBe(0);
-    expect(usedTokens({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3.2, estimated: true })).toBe(4);
+    expect(used(tokens, undefined, 1)).toBe(0);
+    expect(used(tokens, { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3.2, estimated: true }, undefined)).toBe(4);
+    expect(used(dollars, undefined, 0.000012345)).toBe(12_345);
+    expect(used(dollars, undefined, undefined)).toBe(0);
   });
 });

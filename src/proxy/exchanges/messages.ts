@@ -55,6 +55,10 @@ export class MessagesExchange implements Exchange, RequestSource {
     return true;
   }
 
+  capOutput(tokens: number): void {
+    this.request = { ...this.request, max_tokens: tokens };
+  }
+
   serves(upstream: Upstream, ctx: Context): boolean {
     return upstream.apis.includes('messages') || translatable(upstream, ctx);
   }

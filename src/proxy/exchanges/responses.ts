@@ -76,6 +76,10 @@ export class ResponsesExchange implements Exchange, RequestSource {
     return true;
   }
 
+  capOutput(tokens: number): void {
+    this.turn = { ...this.turn, request: { ...this.turn.request, max_output_tokens: tokens } };
+  }
+
   serves(upstream: Upstream, ctx: Context): boolean {
     return upstream.apis.includes('responses') || translatable(upstream, ctx);
   }

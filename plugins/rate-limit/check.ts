@@ -1,0 +1,15 @@
+// Problems of the whole config that concern this plugin's fields: a dollar
+// budget without a price list would admit everything and charge nothing, so
+// it is an error at load, named where the budget is.
+import type { ConfigView } from '../../src';
+
+const hasDollars = (limits: unknown): boolean => typeof limits === 'object' && limits !== null && (limits as { dollars?: unknown }).dollars !== undefined;
+
+export function checkDollars(config: ConfigView): string[] {
+  if ((config.pricing?.length ?? 0) > 0) return [];
+  const places: string[] = [];
+  config.keys?.forEach((k, i) => { if (hasDollars(k?.limits)) places.push(`keys[${i}].limits.dollars`); });
+  for (const [name, org] of Object.entries(config.orgs ?? {})) if (hasDollars(org?.limits)) places.push(`orgs.${name}.limits.dollars`);
+  config.plugins?.forEach((p, i) => { if (p?.name === 'rate-limit' && hasDollars(p.defaults)) places.push(`plugins[${i}].defaults.dollars`); });
+  return places.map((at) => `${at}: a dollar budget needs prices: add a pricing section naming the models' prices (see the reference config)`);
+}
