@@ -15,14 +15,16 @@ const PATTERNS = Array.from({ length: 10 }, (_, i) => `\\bsecret-${i}-[a-z]{4,}\
  * telemetry.traces, when traced; `output`: the content filter also checks
  * answers, with the same terms (none of which the backend's answer begins, so
  * nothing is held back: what is measured is the check itself); `spend`
- * false: no spend records (spend.record: false), to measure what they cost.
+ * false: no spend records (spend.record: false), to measure what they cost;
+ * `dollars`: the org also has a dollar budget (hard, like its token budget),
+ * too large to trip: every request reserves and settles dollars too.
  */
-export function benchConfig(backendPort: number, workers = 1, { traces, output = false, spend = true }: { traces?: Record<string, unknown>; output?: boolean; spend?: boolean } = {}): string {
+export function benchConfig(backendPort: number, workers = 1, { traces, output = false, spend = true, dollars = false }: { traces?: Record<string, unknown>; output?: boolean; spend?: boolean; dollars?: boolean } = {}): string {
   const digest = createHash('sha256').update(BENCH_KEY).digest('hex');
   return JSON.stringify({
     server: { host: '127.0.0.1', port: 0, workers, metrics: { port: 0 } },
     keys: [{ id: 'bench', sha256: digest, org: 'bench' }],
-    orgs: { bench: { limits: { requests: 1_000_000_000, tokens: 1_000_000_000_000, windowSeconds: 60 } } },
+    orgs: { bench: { limits: { requests: 1_000_000_000, tokens: 1_000_000_000_000, windowSeconds: 60, ...(dollars && { dollars: 1_000_000, dollarWindow: 'month' }) } } },
     upstreams: { bench: { url: `http://127.0.0.1:${backendPort}/v1`, format: 'openai', maxSockets: 1024 } },
     routes: [{ model: 'bench*', upstream: 'bench' }],
     plugins: [

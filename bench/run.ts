@@ -8,7 +8,8 @@
 // on a small machine the load generator and the backend keep the rest.
 // The CPU measure also runs the gateway traced (telemetry.traces, exporting to
 // a throwaway collector): sampled out (ratio 0), and every request sampled;
-// and without spend records (spend.record: false), for what they cost.
+// without spend records (spend.record: false), for what they cost; and with a
+// dollar budget beside the token budget, for what a dollar budget costs.
 // Prints a table and writes bench/results/<date>.json. Quick mode for a smoke
 // run: BENCH_QUICK=1. Compare ratios within one run; absolute numbers vary.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -23,6 +24,7 @@ import { cpuQuota, type CpuQuota } from './cgroup';
 import { generator, runLoad } from './generator';
 import { startTraceSink } from './trace-sink';
 import { outputRulesCost } from './output';
+import { measureCpu } from './cpu-measure';
 import { formatTable, round } from './table';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -62,11 +64,11 @@ type Proc = { child: ChildProcess; port: number };
 const workerShare = Number(process.env.BENCH_WORKER_SHARE ?? 0.75);
 const quotas: CpuQuota[] = [];
 
-async function startGateway(backendPort: number, { serverJs = join(dist, '..', 'src', 'server.js'), workers = 1, quota, traces, output, spend }: { serverJs?: string; workers?: number; quota?: CpuQuota; traces?: Record<string, unknown>; output?: boolean; spend?: boolean } = {}): Promise<Proc> {
+async function startGateway(backendPort: number, { serverJs = join(dist, '..', 'src', 'server.js'), workers = 1, quota, traces, output, spend, dollars }: { serverJs?: string; workers?: number; quota?: CpuQuota; traces?: Record<string, unknown>; output?: boolean; spend?: boolean; dollars?: boolean } = {}): Promise<Proc> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   const file = join(dir, 'gateway.yaml');
-  writeFileSync(file, benchConfig(backendPort, workers, { traces, output, spend }));
+  writeFileSync(file, benchConfig(backendPort, workers, { traces, output, spend, dollars }));
   // The same Node flags as `npm start` and the image: the gateway is measured as it runs in production.
   const argv: [string, string[]] = [process.execPath, ['--max-semi-space-size=32', serverJs]];
   const [cmd, args] = quota ? quota.wrap(...argv) : argv;
@@ -97,6 +99,7 @@ async function main(): Promise<void> {
   const sampledAll = await startGateway(backend.port, { traces: { endpoint: sink.url, sampler: { ratio: 1 }, maxQueueSize: 1_000_000 } });
   const withOutput = await startGateway(backend.port, { output: true });
   const spendOff = await startGateway(backend.port, { spend: false });
+  const dollarBudget = await startGateway(backend.port, { dollars: true });
   // The scaling pair: 1 and 2 workers, each worker with its share of a core.
   // Both held to their share, or neither (no cgroup here).
   const quota1 = cpuQuota('sluice-bench-1', workerShare);
@@ -126,8 +129,8 @@ async function main(): Promise<void> {
   for (const url of [workers1Url, workers2Url]) await autocannon({ url, method: 'POST', headers, body: chat, connections: 32, amount: quick ? 2_000 : 8_000 });
 
   process.stderr.write('cpu per request...\n');
-  const cpu = await measureCpu(bare, gateway, [...(baseline ? [['baseline', baseline] as [string, Proc]] : []), ['tracedSampledOut', sampledOut], ['tracedAll', sampledAll], ['spendOff', spendOff]], headers, chat, streamBody(20, 0));
-  for (const p of [sampledOut, sampledAll, spendOff]) p.child.kill('SIGTERM');
+  const cpu = await measureCpu(quick, bare, gateway, [...(baseline ? [['baseline', baseline] as [string, Proc]] : []), ['tracedSampledOut', sampledOut], ['tracedAll', sampledAll], ['spendOff', spendOff], ['dollarBudget', dollarBudget]], headers, chat, streamBody(20, 0));
+  for (const p of [sampledOut, sampledAll, spendOff, dollarBudget]) p.child.kill('SIGTERM');
   await sink.close();
 
   process.stderr.write('throughput...\n');
@@ -278,31 +281,6 @@ function workersSummary(runs: Record<'one' | 'two', LoadRun[]>) {
  * CPU microseconds per request in the proxy's own process (from /proc), over a
  * fixed number of requests: JSON at 32 connections, streams 64 at a time.
  */
-async function measureCpu(bare: Proc, gateway: Proc, others: Array<[string, Proc]>, headers: Record<string, string>, chat: string, stream: string) {
-  const jsonCount = quick ? 5_000 : 20_000;
-  const streamCount = quick ? 512 : 2_048;
-  const procs: Array<[string, Proc]> = [['bare', bare], ['gateway', gateway], ...others];
-  const json: Record<string, number> = {};
-  const streamed: Record<string, number> = {};
-  for (const [name, p] of procs) {
-    const url = `http://127.0.0.1:${p.port}/v1/chat/completions`;
-    // Warm under the same load as the measure, so neither side is measured while its JIT is still compiling.
-    await latencies(url, chat, headers, 500);
-    await autocannon({ url, method: 'POST', headers, body: chat, connections: 32, amount: jsonCount / 2 });
-    json[name] = await cpuPerRequest(p.child.pid!, jsonCount, async () => {
-      const r = await autocannon({ url, method: 'POST', headers, body: chat, connections: 32, amount: jsonCount });
-      if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors under load`);
-    });
-    streamed[name] = await cpuPerRequest(p.child.pid!, streamCount, async () => {
-      for (let sent = 0; sent < streamCount; sent += 64) {
-        const r = await concurrentStreams(url, stream, headers, 64);
-        if (r.failed > 0) throw new Error(`${name}: ${r.failed} streams failed`);
-      }
-    });
-  }
-  return { json, stream: streamed, requests: { json: jsonCount, stream: streamCount } };
-}
-
 const removeQuotas = (): void => { setTimeout(() => { for (const q of quotas) q.remove(); }, 500); };
 
 main().then(() => {

@@ -30,6 +30,8 @@ export function formatTable(r: any, met: Record<string, boolean>): string {
       `+${round(100 * (r.cpuMicrosPerRequest[k].tracedSampledOut / r.cpuMicrosPerRequest[k].gateway - 1), 1)} % / +${round(100 * (r.cpuMicrosPerRequest[k].tracedAll / r.cpuMicrosPerRequest[k].gateway - 1), 1)} %`]),
     ...(['json', 'stream'] as const).map((k) => [`CPU µs per ${k === 'json' ? 'JSON' : 'streamed'} request, spend records off / on (memory)`, '', '',
       `${r.cpuMicrosPerRequest[k].spendOff} / ${r.cpuMicrosPerRequest[k].gateway}`, `${r.cpuMicrosPerRequest[k].gateway - r.cpuMicrosPerRequest[k].spendOff >= 0 ? '+' : ''}${round(r.cpuMicrosPerRequest[k].gateway - r.cpuMicrosPerRequest[k].spendOff, 0)} µs`]),
+    ...(['json', 'stream'] as const).map((k) => [`CPU µs per ${k === 'json' ? 'JSON' : 'streamed'} request, without / with a dollar budget`, '', '',
+      `${r.cpuMicrosPerRequest[k].gateway} / ${r.cpuMicrosPerRequest[k].dollarBudget}`, `${r.cpuMicrosPerRequest[k].dollarBudget - r.cpuMicrosPerRequest[k].gateway >= 0 ? '+' : ''}${round(100 * (r.cpuMicrosPerRequest[k].dollarBudget / r.cpuMicrosPerRequest[k].gateway - 1), 1)} %`]),
     ['output rules off / on: CPU µs per streamed request', '', '', `${r.outputRules.cpuMicrosPerStream.off} / ${r.outputRules.cpuMicrosPerStream.on}`, `+${round(r.outputRules.cpuMicrosPerStream.on - r.outputRules.cpuMicrosPerStream.off, 0)} µs`],
     ['output rules off / on: event gap p99, ms', '', '', `${r.outputRules.gapMs.off.p99} / ${r.outputRules.gapMs.on.p99}`, `${r.outputRules.addedGapP99Ms} ms`],
     ...(r.cpuMicrosPerRequest.json.baseline === undefined ? [] : [

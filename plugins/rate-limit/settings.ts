@@ -12,8 +12,8 @@ export const budgetFields = {
   requests: intLike(1, Number.MAX_SAFE_INTEGER).optional(),
   tokens: intLike(1, Number.MAX_SAFE_INTEGER).optional(),
   windowSeconds: intLike(1, 86_400 * 31).optional(),
-  /** Dollars per dollarWindow, priced from the config's `pricing`. */
-  dollars: z.number().positive().max(1_000_000_000).optional(),
+  /** Dollars per dollarWindow, priced from the config's `pricing` (counted in nano-dollars: at most a million keeps them exact). */
+  dollars: z.number().positive().max(1_000_000).optional(),
   dollarWindow: z.union([z.enum(['day', 'month']), intLike(1, 86_400 * 366)]).optional(),
   /** hard (default): concurrent requests can never together overspend; soft: a request without an output cap reserves defaultMaxTokens and may overshoot. */
   enforce: z.enum(['hard', 'soft']).optional(),
