@@ -17,9 +17,11 @@ const PATTERNS = Array.from({ length: 10 }, (_, i) => `\\bsecret-${i}-[a-z]{4,}\
  * nothing is held back: what is measured is the check itself); `spend`
  * false: no spend records (spend.record: false), to measure what they cost;
  * `dollars`: the org also has a dollar budget (hard, like its token budget),
- * too large to trip: every request reserves and settles dollars too.
+ * too large to trip: every request reserves and settles dollars too;
+ * `unpriced`: no pricing and no spend section, the config a tree from before
+ * prices existed accepts (the baselines run it, and the gateway beside them).
  */
-export function benchConfig(backendPort: number, workers = 1, { traces, output = false, spend = true, dollars = false }: { traces?: Record<string, unknown>; output?: boolean; spend?: boolean; dollars?: boolean } = {}): string {
+export function benchConfig(backendPort: number, workers = 1, { traces, output = false, spend = true, dollars = false, unpriced = false }: { traces?: Record<string, unknown>; output?: boolean; spend?: boolean; dollars?: boolean; unpriced?: boolean } = {}): string {
   const digest = createHash('sha256').update(BENCH_KEY).digest('hex');
   return JSON.stringify({
     server: { host: '127.0.0.1', port: 0, workers, metrics: { port: 0 } },
@@ -33,7 +35,7 @@ export function benchConfig(backendPort: number, workers = 1, { traces, output =
       { name: 'rate-limit', defaults: { requests: 1_000_000_000, tokens: 1_000_000_000_000, windowSeconds: 60 } },
       { name: 'metrics' },
     ],
-    pricing: [{ model: 'bench*', input: 0.15, cachedInput: 0.075, output: 0.6 }],
+    ...(!unpriced && { pricing: [{ model: 'bench*', input: 0.15, cachedInput: 0.075, output: 0.6 }] }),
     ...(!spend && { spend: { record: false } }),
     ...(traces && { telemetry: { traces } }),
   }, null, 2);

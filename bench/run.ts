@@ -57,6 +57,8 @@ function startChild(script: string, args: string[], env: NodeJS.ProcessEnv = {})
  * "baseline" to the CPU measure, so a change is measured before and after in one run.
  */
 const baselineDir = process.env.BENCH_BASELINE;
+/** BENCH_BASELINES=<label>=<dir>,…: more built trees beside it, in the CPU measure only (a change measured against each tree it followed). */
+const moreBaselines = (process.env.BENCH_BASELINES ?? '').split(',').filter((e) => e.includes('=')).map((e) => e.split('=', 2) as [string, string]);
 
 type Proc = { child: ChildProcess; port: number };
 
@@ -64,11 +66,11 @@ type Proc = { child: ChildProcess; port: number };
 const workerShare = Number(process.env.BENCH_WORKER_SHARE ?? 0.75);
 const quotas: CpuQuota[] = [];
 
-async function startGateway(backendPort: number, { serverJs = join(dist, '..', 'src', 'server.js'), workers = 1, quota, traces, output, spend, dollars }: { serverJs?: string; workers?: number; quota?: CpuQuota; traces?: Record<string, unknown>; output?: boolean; spend?: boolean; dollars?: boolean } = {}): Promise<Proc> {
+async function startGateway(backendPort: number, { serverJs = join(dist, '..', 'src', 'server.js'), workers = 1, quota, traces, output, spend, dollars, unpriced }: { serverJs?: string; workers?: number; quota?: CpuQuota; traces?: Record<string, unknown>; output?: boolean; spend?: boolean; dollars?: boolean; unpriced?: boolean } = {}): Promise<Proc> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   const file = join(dir, 'gateway.yaml');
-  writeFileSync(file, benchConfig(backendPort, workers, { traces, output, spend, dollars }));
+  writeFileSync(file, benchConfig(backendPort, workers, { traces, output, spend, dollars, unpriced }));
   // The same Node flags as `npm start` and the image: the gateway is measured as it runs in production.
   const argv: [string, string[]] = [process.execPath, ['--max-semi-space-size=32', serverJs]];
   const [cmd, args] = quota ? quota.wrap(...argv) : argv;
@@ -92,7 +94,11 @@ async function main(): Promise<void> {
   const backend = await startChild('backend.js', []);
   const bare = await startChild('bare-proxy.js', [String(backend.port)]);
   const gateway = await startGateway(backend.port);
-  const baseline = baselineDir ? await startGateway(backend.port, { serverJs: join(baselineDir, 'dist', 'src', 'server.js') }) : undefined;
+  const baseline = baselineDir ? await startGateway(backend.port, { serverJs: join(baselineDir, 'dist', 'src', 'server.js'), unpriced: true }) : undefined;
+  const trees: Array<[string, Proc]> = [];
+  for (const [label, dir] of moreBaselines) trees.push([`baseline:${label}`, await startGateway(backend.port, { serverJs: join(dir, 'dist', 'src', 'server.js'), unpriced: true })]);
+  // This tree on the config the baselines run: what is compared with them.
+  const unpriced = await startGateway(backend.port, { unpriced: true });
   // Traced: sampled out, and every request sampled (a queue that never fills, so every span is exported).
   const sink = await startTraceSink();
   const sampledOut = await startGateway(backend.port, { traces: { endpoint: sink.url, sampler: { ratio: 0 } } });
@@ -129,8 +135,8 @@ async function main(): Promise<void> {
   for (const url of [workers1Url, workers2Url]) await autocannon({ url, method: 'POST', headers, body: chat, connections: 32, amount: quick ? 2_000 : 8_000 });
 
   process.stderr.write('cpu per request...\n');
-  const cpu = await measureCpu(quick, bare, gateway, [...(baseline ? [['baseline', baseline] as [string, Proc]] : []), ['tracedSampledOut', sampledOut], ['tracedAll', sampledAll], ['spendOff', spendOff], ['dollarBudget', dollarBudget]], headers, chat, streamBody(20, 0));
-  for (const p of [sampledOut, sampledAll, spendOff, dollarBudget]) p.child.kill('SIGTERM');
+  const cpu = await measureCpu(quick, bare, gateway, [...(baseline ? [['baseline', baseline] as [string, Proc]] : []), ['tracedSampledOut', sampledOut], ['tracedAll', sampledAll], ['spendOff', spendOff], ['dollarBudget', dollarBudget], ['unpriced', unpriced], ...trees], headers, chat, streamBody(20, 0));
+  for (const p of [sampledOut, sampledAll, spendOff, dollarBudget, unpriced, ...trees.map(([, t]) => t)]) p.child.kill('SIGTERM');
   await sink.close();
 
   process.stderr.write('throughput...\n');

@@ -3,6 +3,12 @@
 
 export const round = (n: number, d = 3): number => Math.round(n * 10 ** d) / 10 ** d;
 
+/** A CPU figure's lowest and highest round, "498-540" (one round: the figure). */
+function spread(r: any, kind: 'json' | 'stream', name: string): string {
+  const xs: number[] | undefined = r.cpuMicrosPerRequest.rounds?.[kind]?.[name];
+  return xs === undefined || xs.length < 2 ? '-' : `${Math.min(...xs)}-${Math.max(...xs)}`;
+}
+
 export function formatTable(r: any, met: Record<string, boolean>): string {
   const rows: string[][] = [
     ['measure', 'direct', 'bare proxy', 'gateway', 'gateway - direct'],
@@ -31,13 +37,17 @@ export function formatTable(r: any, met: Record<string, boolean>): string {
     ...(['json', 'stream'] as const).map((k) => [`CPU µs per ${k === 'json' ? 'JSON' : 'streamed'} request, spend records off / on (memory)`, '', '',
       `${r.cpuMicrosPerRequest[k].spendOff} / ${r.cpuMicrosPerRequest[k].gateway}`, `${r.cpuMicrosPerRequest[k].gateway - r.cpuMicrosPerRequest[k].spendOff >= 0 ? '+' : ''}${round(r.cpuMicrosPerRequest[k].gateway - r.cpuMicrosPerRequest[k].spendOff, 0)} µs`]),
     ...(['json', 'stream'] as const).map((k) => [`CPU µs per ${k === 'json' ? 'JSON' : 'streamed'} request, without / with a dollar budget`, '', '',
-      `${r.cpuMicrosPerRequest[k].gateway} / ${r.cpuMicrosPerRequest[k].dollarBudget}`, `${r.cpuMicrosPerRequest[k].dollarBudget - r.cpuMicrosPerRequest[k].gateway >= 0 ? '+' : ''}${round(100 * (r.cpuMicrosPerRequest[k].dollarBudget / r.cpuMicrosPerRequest[k].gateway - 1), 1)} %`]),
+      `${r.cpuMicrosPerRequest[k].gateway} (${spread(r, k, 'gateway')}) / ${r.cpuMicrosPerRequest[k].dollarBudget} (${spread(r, k, 'dollarBudget')})`, `${r.cpuMicrosPerRequest[k].dollarBudget - r.cpuMicrosPerRequest[k].gateway >= 0 ? '+' : ''}${round(100 * (r.cpuMicrosPerRequest[k].dollarBudget / r.cpuMicrosPerRequest[k].gateway - 1), 1)} %`]),
     ['output rules off / on: CPU µs per streamed request', '', '', `${r.outputRules.cpuMicrosPerStream.off} / ${r.outputRules.cpuMicrosPerStream.on}`, `+${round(r.outputRules.cpuMicrosPerStream.on - r.outputRules.cpuMicrosPerStream.off, 0)} µs`],
     ['output rules off / on: event gap p99, ms', '', '', `${r.outputRules.gapMs.off.p99} / ${r.outputRules.gapMs.on.p99}`, `${r.outputRules.addedGapP99Ms} ms`],
     ...(r.cpuMicrosPerRequest.json.baseline === undefined ? [] : [
       ['baseline gateway CPU µs per JSON / streamed request', '', '', `${r.cpuMicrosPerRequest.json.baseline} / ${r.cpuMicrosPerRequest.stream.baseline}`, 'BENCH_BASELINE'],
       ['baseline gateway throughput, req/s (32 conns)', '', '', r.throughput.baseline, `${r.throughput.baselineOverBare} x bare`],
     ]),
+    ...Object.keys(r.cpuMicrosPerRequest.json).filter((k) => k.startsWith('baseline:')).map((k) => [
+      `tree ${k.slice('baseline:'.length)}: CPU µs per JSON / streamed request (rounds' range)`, '', '', `${r.cpuMicrosPerRequest.json[k]} (${spread(r, 'json', k)}) / ${r.cpuMicrosPerRequest.stream[k]} (${spread(r, 'stream', k)})`,
+      `this tree unpriced: ${round(100 * (r.cpuMicrosPerRequest.json.unpriced / r.cpuMicrosPerRequest.json[k] - 1), 1)} % / ${round(100 * (r.cpuMicrosPerRequest.stream.unpriced / r.cpuMicrosPerRequest.stream[k] - 1), 1)} %`]),
+    ['CPU µs per JSON / streamed request, this tree unpriced (the baselines\' config; rounds\' range)', '', '', `${r.cpuMicrosPerRequest.json.unpriced} (${spread(r, 'json', 'unpriced')}) / ${r.cpuMicrosPerRequest.stream.unpriced} (${spread(r, 'stream', 'unpriced')})`, ''],
   ].map((row) => row.map(String));
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
   const line = (row: string[]) => `| ${row.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;

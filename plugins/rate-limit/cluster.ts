@@ -7,7 +7,8 @@
 // sends one message per call: with a request's four budgets that measured
 // twice the IPC and half the throughput of one worker, so the primary became
 // the bottleneck.
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { memoryLimiter } from './long-window';
 import { PRIMARY_TIMEOUT_MS, TickBatcher, type PrimaryLink, type WorkerLink } from '../../src';
 
 const CHANNEL = 'rate-limit.calls';
@@ -33,12 +34,12 @@ const answerOf = (r: RateLimiterRes | null, refused: 0 | 1): Answer =>
 
 /** The primary's side: answers each batch of calls in order. */
 export function servePrimary(primary: PrimaryLink): void {
-  const limiters = new Map<string, RateLimiterMemory>();
-  const limiterOf = (id: string): RateLimiterMemory => {
+  const limiters = new Map<string, ReturnType<typeof memoryLimiter>>();
+  const limiterOf = (id: string): ReturnType<typeof memoryLimiter> => {
     let limiter = limiters.get(id);
     if (limiter === undefined) {
       const [points, duration] = id.split('/').map(Number);
-      limiters.set(id, (limiter = new RateLimiterMemory({ points, duration, keyPrefix: '' })));
+      limiters.set(id, (limiter = memoryLimiter(points, duration)));
     }
     return limiter;
   };

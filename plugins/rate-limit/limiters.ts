@@ -8,10 +8,11 @@
 // N admits exactly N across the workers of one machine. In-process limiters
 // are kept for the process (the plugin's `keep`), so a config reload does not
 // reset their counts.
-import { RateLimiterMemory, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { RedisClient, WorkerLink } from '../../src';
 import { CallBatcher, ClusterLimiter } from './cluster';
-import { InsuranceLimiter } from './insurance';
+import { insuranceFor, type Insurance } from './insurance';
+import { memoryLimiter } from './long-window';
 import { SharedLimiter } from './shared';
 
 import { decidedInProcess } from './insurance';
@@ -31,8 +32,8 @@ function pooled<T>(pool: Map<string, T>, id: string, make: () => T): T {
 
 /** The limiters the plugin keeps for the whole process (its `keep`): in-process counts survive a reload. */
 export class LimiterPools {
-  private readonly memory = new Map<string, RateLimiterMemory | ClusterLimiter>();
-  private readonly insurance = new Map<string, InsuranceLimiter>();
+  private readonly memory = new Map<string, Limiter>();
+  private readonly insurance = new Map<string, Insurance>();
   /** With several workers: the one batcher of this worker's calls to the primary. */
   private readonly batcher?: CallBatcher;
 
@@ -46,12 +47,12 @@ export class LimiterPools {
     return (points, windowSeconds) => {
       const id = `${points}/${windowSeconds}`;
       const base = { points, duration: windowSeconds, keyPrefix: '' };
-      if (client === undefined) return pooled(this.memory, id, () => (this.batcher ? new ClusterLimiter(points, windowSeconds, this.batcher) : new RateLimiterMemory(base)));
+      if (client === undefined) return pooled(this.memory, id, () => (this.batcher ? new ClusterLimiter(points, windowSeconds, this.batcher) : memoryLimiter(points, windowSeconds)));
       return pooled(redisLimiters, id, () => new SharedLimiter(
         // Fail at once (to the insurance limiter or a 503) rather than try a link that is down.
         { ...base, useRedisPackage: false, rejectIfRedisNotReady: true },
         client,
-        failMode === 'open' ? pooled(this.insurance, id, () => new InsuranceLimiter(base)) : undefined,
+        failMode === 'open' ? pooled(this.insurance, id, () => insuranceFor(base)) : undefined,
       ));
     };
   }
