@@ -1,0 +1,113 @@
+// `npm run bench:instructions`: instructions per request, counted by
+// valgrind's callgrind, for this tree and for built trees beside it
+// (BENCH_BASELINES=<label>=<dir>,…). CPU time on a shared virtual machine
+// drifts with its neighbours; an instruction count does not, so a change of
+// a few per cent between two trees shows here when CPU time cannot tell.
+// Each gateway runs under callgrind with instrumentation off, is warmed with
+// JSON requests and streams, then counts over a fixed number of each
+// (callgrind_control turns instrumentation on, zeroes, dumps, and turns it
+// off again). Slow: minutes a tree.
+// Needs valgrind (apt-get install valgrind).
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { concurrentStreams, latencies } from './client';
+import { benchConfig, BENCH_KEY } from './config';
+
+const JSON_REQUESTS = Number(process.env.BENCH_IR_JSON ?? 400);
+const STREAMS = Number(process.env.BENCH_IR_STREAMS ?? 64);
+const headers = { 'content-type': 'application/json', authorization: `Bearer ${BENCH_KEY}` };
+const chat = JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: 'Say something about foxes.' }] });
+const stream = JSON.stringify({ model: 'bench-e20-g0', stream: true, messages: [{ role: 'user', content: 'Stream please.' }] });
+const children: ChildProcess[] = [];
+
+function portOf(child: ChildProcess): Promise<number> {
+  return new Promise((resolve, reject) => {
+    child.stdout!.once('data', (d: Buffer) => resolve(JSON.parse(d.toString().split('\n')[0]).port));
+    child.once('exit', (code) => reject(new Error(`exited with ${code}`)));
+  });
+}
+
+async function ready(port: number): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/readyz`)).ok) return;
+    } catch { /* not yet */ }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('the gateway under callgrind never got ready');
+}
+
+/** Total instructions (Ir) in a callgrind dump. */
+function irOf(file: string): number {
+  const line = readFileSync(file, 'utf8').split('\n').find((l) => l.startsWith('summary:') || l.startsWith('totals:'));
+  return Number(line!.split(/\s+/)[1]);
+}
+
+async function dumped(dir: string, before: Set<string>): Promise<string> {
+  for (let i = 0; i < 300; i++) {
+    const fresh = readdirSync(dir).filter((f) => f.startsWith('cg.') && !before.has(f));
+    if (fresh.length > 0) { await new Promise((r) => setTimeout(r, 500)); return join(dir, fresh[0]); }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('no callgrind dump');
+}
+
+async function measure(label: string, serverJs: string, backendPort: number, options: Parameters<typeof benchConfig>[2]): Promise<{ json: number; stream: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-ir-'));
+  const file = join(dir, 'gateway.yaml');
+  writeFileSync(file, benchConfig(backendPort, 1, options));
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${join(dir, 'cg.%p.%n')}`, process.execPath, '--max-semi-space-size=32', serverJs], {
+    env: { ...process.env, GATEWAY_CONFIG: file, PORT: String(port), LOG_LEVEL: 'info' }, stdio: ['ignore', 'ignore', 'ignore'],
+  });
+  children.push(child);
+  await ready(port);
+  const url = `http://127.0.0.1:${port}/v1/chat/completions`;
+  await latencies(url, chat, headers, JSON_REQUESTS);
+  await concurrentStreams(url, stream, headers, STREAMS);
+  const count = async (run: () => Promise<unknown>): Promise<number> => {
+    const before = new Set(readdirSync(dir));
+    execFileSync('callgrind_control', ['-i', 'on', String(child.pid)], { stdio: 'ignore' });
+    execFileSync('callgrind_control', ['-z', String(child.pid)], { stdio: 'ignore' });
+    await run();
+    execFileSync('callgrind_control', ['-d', String(child.pid)], { stdio: 'ignore' });
+    execFileSync('callgrind_control', ['-i', 'off', String(child.pid)], { stdio: 'ignore' });
+    return irOf(await dumped(dir, before));
+  };
+  const json = Math.round((await count(() => latencies(url, chat, headers, JSON_REQUESTS))) / JSON_REQUESTS);
+  const streamed = Math.round((await count(() => concurrentStreams(url, stream, headers, STREAMS))) / STREAMS);
+  child.kill('SIGKILL');
+  process.stderr.write(`${label}: ${json} / ${streamed} instructions per JSON / streamed request\n`);
+  return { json, stream: streamed };
+}
+
+async function main(): Promise<void> {
+  const backend = spawn(process.execPath, [join(__dirname, 'backend.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(backend);
+  const backendPort = await portOf(backend);
+  const trees = (process.env.BENCH_BASELINES ?? '').split(',').filter((e) => e.includes('=')).map((e) => e.split('=', 2) as [string, string]);
+  const here = join(__dirname, '..', 'src', 'server.js');
+  const rows: Array<[string, { json: number; stream: number }]> = [];
+  for (const [label, dir] of trees) rows.push([label, await measure(label, join(dir, 'dist', 'src', 'server.js'), backendPort, { unpriced: true })]);
+  rows.push(['this tree, unpriced', await measure('this tree, unpriced', here, backendPort, { unpriced: true })]);
+  if (process.env.BENCH_IR_ONLY_TREES === '1') return print(rows);
+  rows.push(['this tree, priced', await measure('this tree, priced', here, backendPort, {})]);
+  rows.push(['this tree, a dollar budget', await measure('this tree, a dollar budget', here, backendPort, { dollars: true })]);
+  rows.push(['this tree, output rules', await measure('this tree, output rules', here, backendPort, { output: true })]);
+  rows.push(['this tree, traced, sampled out', await measure('this tree, traced, sampled out', here, backendPort, { traces: { endpoint: 'http://127.0.0.1:9/v1/traces', sampler: { ratio: 0 } } })]);
+  print(rows);
+}
+
+function print(rows: Array<[string, { json: number; stream: number }]>): void {
+  const width = Math.max(...rows.map(([l]) => l.length));
+  process.stdout.write(`instructions per request (callgrind; ${JSON_REQUESTS} JSON requests, ${STREAMS} streams of 20 events)\n\n`);
+  for (const [label, r] of rows) process.stdout.write(`${label.padEnd(width)}  ${String(r.json).padStart(10)} JSON  ${String(r.stream).padStart(10)} stream\n`);
+}
+
+main().then(() => { for (const c of children) c.kill('SIGKILL'); }, (err: Error) => {
+  process.stderr.write(`bench:instructions: ${err.message}\n`);
+  for (const c of children) c.kill('SIGKILL');
+  process.exitCode = 1;
+});
