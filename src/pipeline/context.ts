@@ -158,8 +158,10 @@ export class Context implements RequestContext {
       this.chat = this.source.view().chat;
       return;
     }
-    const field = chat.model_params.max_completion_tokens !== undefined ? 'max_completion_tokens' : 'max_tokens';
-    this.chat = { ...chat, model_params: { ...chat.model_params, [field]: tokens } };
+    const params = { ...chat.model_params };
+    if (params.max_completion_tokens !== undefined) params.max_completion_tokens = tokens;
+    else params.max_tokens = tokens;
+    this.chat = { ...chat, model_params: params };
   }
 
   get signal(): AbortSignal {
