@@ -3,6 +3,7 @@
 // the memory store with budgets too high to trip, metrics), priced, with
 // spend records on the memory store (the default).
 import { createHash } from 'node:crypto';
+import { join } from 'node:path';
 
 /** Made up for the benchmark run; accepted only by the config below. */
 export const BENCH_KEY = 'sk-bench-0123456789abcdef0123456789abcdef';
@@ -40,3 +41,13 @@ export function benchConfig(backendPort: number, workers = 1, { traces, output =
     ...(traces && { telemetry: { traces } }),
   }, null, 2);
 }
+
+/**
+ * BENCH_BASELINES=<label>=<dir>,…: built trees to measure beside this one,
+ * each as its label and its server script.
+ */
+export const baselineTrees = (): Array<[label: string, serverJs: string]> =>
+  (process.env.BENCH_BASELINES ?? '').split(',').filter((e) => e.includes('=')).map((e) => {
+    const [label, dir] = e.split('=', 2);
+    return [label, join(dir, 'dist', 'src', 'server.js')];
+  });

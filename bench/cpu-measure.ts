@@ -24,7 +24,7 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 export async function measureCpu(quick: boolean, bare: Proc, gateway: Proc, others: Array<[string, Proc]>, headers: Record<string, string>, chat: string, stream: string) {
   const rounds = quick ? 1 : 5;
   const jsonCount = quick ? 5_000 : 4_000;
-  const streamCount = quick ? 512 : 512;
+  const streamCount = 512;
   const procs: Array<[string, Proc]> = [['bare', bare], ['gateway', gateway], ...others];
   const urlOf = (p: Proc): string => `http://127.0.0.1:${p.port}/v1/chat/completions`;
   for (const [, p] of procs) {

@@ -17,7 +17,7 @@ import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { concurrentStreams, latencies } from './client';
-import { benchConfig, BENCH_KEY } from './config';
+import { baselineTrees, benchConfig, BENCH_KEY } from './config';
 
 const JSON_REQUESTS = Number(process.env.BENCH_IR_JSON ?? 1000);
 const STREAMS = Number(process.env.BENCH_IR_STREAMS ?? 128);
@@ -91,10 +91,9 @@ async function main(): Promise<void> {
   const backend = spawn(process.execPath, [join(__dirname, 'backend.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(backend);
   const backendPort = await portOf(backend);
-  const trees = (process.env.BENCH_BASELINES ?? '').split(',').filter((e) => e.includes('=')).map((e) => e.split('=', 2) as [string, string]);
   const here = join(__dirname, '..', 'src', 'server.js');
   const rows: Array<[string, { json: number; stream: number }]> = [];
-  for (const [label, dir] of trees) rows.push([label, await measure(label, join(dir, 'dist', 'src', 'server.js'), backendPort, { unpriced: true })]);
+  for (const [label, serverJs] of baselineTrees()) rows.push([label, await measure(label, serverJs, backendPort, { unpriced: true })]);
   rows.push(['this tree, unpriced', await measure('this tree, unpriced', here, backendPort, { unpriced: true })]);
   if (process.env.BENCH_IR_ONLY_TREES === '1') return print(rows);
   rows.push(['this tree, priced', await measure('this tree, priced', here, backendPort, {})]);

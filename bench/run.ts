@@ -19,7 +19,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { concurrentStreams, latencies, MESSAGES_MARKS, percentile, RESPONSES_MARKS, streamOnce, type ConcurrencyResult } from './client';
 import { cpuPerRequest, processTree, rssMb, treeCpuMicros } from './cpu';
-import { benchConfig, BENCH_KEY } from './config';
+import { baselineTrees, benchConfig, BENCH_KEY } from './config';
 import { cpuQuota, type CpuQuota } from './cgroup';
 import { generator, runLoad } from './generator';
 import { startTraceSink } from './trace-sink';
@@ -58,7 +58,7 @@ function startChild(script: string, args: string[], env: NodeJS.ProcessEnv = {})
  */
 const baselineDir = process.env.BENCH_BASELINE;
 /** BENCH_BASELINES=<label>=<dir>,…: more built trees beside it, in the CPU measure only (a change measured against each tree it followed). */
-const moreBaselines = (process.env.BENCH_BASELINES ?? '').split(',').filter((e) => e.includes('=')).map((e) => e.split('=', 2) as [string, string]);
+const moreBaselines = baselineTrees();
 
 type Proc = { child: ChildProcess; port: number };
 
@@ -96,7 +96,7 @@ async function main(): Promise<void> {
   const gateway = await startGateway(backend.port);
   const baseline = baselineDir ? await startGateway(backend.port, { serverJs: join(baselineDir, 'dist', 'src', 'server.js'), unpriced: true }) : undefined;
   const trees: Array<[string, Proc]> = [];
-  for (const [label, dir] of moreBaselines) trees.push([`baseline:${label}`, await startGateway(backend.port, { serverJs: join(dir, 'dist', 'src', 'server.js'), unpriced: true })]);
+  for (const [label, serverJs] of moreBaselines) trees.push([`baseline:${label}`, await startGateway(backend.port, { serverJs, unpriced: true })]);
   // This tree on the config the baselines run: what is compared with them.
   const unpriced = await startGateway(backend.port, { unpriced: true });
   // Traced: sampled out, and every request sampled (a queue that never fills, so every span is exported).

@@ -8,7 +8,7 @@
 // twice the IPC and half the throughput of one worker, so the primary became
 // the bottleneck.
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { memoryLimiter } from './long-window';
+import { memoryLimiter, type Limiter } from './long-window';
 import { PRIMARY_TIMEOUT_MS, TickBatcher, type PrimaryLink, type WorkerLink } from '../../src';
 
 const CHANNEL = 'rate-limit.calls';
@@ -34,8 +34,8 @@ const answerOf = (r: RateLimiterRes | null, refused: 0 | 1): Answer =>
 
 /** The primary's side: answers each batch of calls in order. */
 export function servePrimary(primary: PrimaryLink): void {
-  const limiters = new Map<string, ReturnType<typeof memoryLimiter>>();
-  const limiterOf = (id: string): ReturnType<typeof memoryLimiter> => {
+  const limiters = new Map<string, Limiter>();
+  const limiterOf = (id: string): Limiter => {
     let limiter = limiters.get(id);
     if (limiter === undefined) {
       const [points, duration] = id.split('/').map(Number);

@@ -2,7 +2,7 @@
 // decides while Redis cannot answer. Its answers are marked, so a request can
 // tell it was decided in-process (metrics, logs, and where to give a count back).
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { LongWindowMemory, TIMER_MAX_SECONDS } from './long-window';
+import { LongWindowMemory, TIMER_MAX_SECONDS, type Limiter } from './long-window';
 
 const inProcess = new WeakSet<object>();
 export const decidedInProcess = (result: unknown): boolean => typeof result === 'object' && result !== null && inProcess.has(result);
@@ -10,31 +10,30 @@ export const decidedInProcess = (result: unknown): boolean => typeof result === 
 const mark = (res: RateLimiterRes): RateLimiterRes => { inProcess.add(res); return res; };
 const markRejected = (res: unknown): never => { if (res instanceof RateLimiterRes) inProcess.add(res); throw res; };
 
-/** What the shared limiter falls back on. */
-export type Insurance = Pick<RateLimiterMemory, 'consume' | 'get' | 'penalty' | 'reward'>;
+/** An in-process store of counts, as the marking below needs it. */
+type InProcess = new (...args: any[]) => {
+  readonly points: number;
+  consume(key: string | number, points?: number, options?: Record<string, unknown>): Promise<RateLimiterRes>;
+  get(key: string | number, options?: Record<string, unknown>): Promise<RateLimiterRes | null>;
+};
 
-export class InsuranceLimiter extends RateLimiterMemory {
-  override consume(key: string | number, points?: number, options?: Record<string, unknown>): Promise<RateLimiterRes> {
-    return super.consume(key, points, options).then(mark, markRejected);
-  }
+/** `Base` with its answers marked as decided in-process. */
+function marking<T extends InProcess>(Base: T) {
+  return class extends Base {
+    override consume(key: string | number, points?: number, options?: Record<string, unknown>): Promise<RateLimiterRes> {
+      return super.consume(key, points, options).then(mark, markRejected);
+    }
 
-  /** Never null, so even "nothing counted yet" is visibly an in-process answer. */
-  override get(key: string | number, options?: Record<string, unknown>): Promise<RateLimiterRes | null> {
-    return super.get(key, options).then((res) => mark(res ?? new RateLimiterRes(this.points, 0, 0)));
-  }
+    override get(key: string | number, options?: Record<string, unknown>): Promise<RateLimiterRes | null> {
+      return super.get(key, options).then((res) => mark(res ?? new RateLimiterRes(this.points, 0, 0)));
+    }
+  };
 }
 
+export const InsuranceLimiter = marking(RateLimiterMemory);
 /** The same, for a window longer than RateLimiterMemory's timers can keep (see long-window.ts). */
-class LongInsurance extends LongWindowMemory {
-  override consume(key: string | number, points?: number): Promise<RateLimiterRes> {
-    return super.consume(key, points).then(mark, markRejected);
-  }
-
-  override get(key: string | number): Promise<RateLimiterRes | null> {
-    return super.get(key).then((res) => mark(res ?? new RateLimiterRes(this.points, 0, 0)));
-  }
-}
+const LongInsurance = marking(LongWindowMemory);
 
 /** The insurance for a budget of `points` per `duration` seconds. */
-export const insuranceFor = (options: { points: number; duration: number; keyPrefix: string }): Insurance =>
+export const insuranceFor = (options: { points: number; duration: number; keyPrefix: string }): Limiter =>
   (options.duration > TIMER_MAX_SECONDS ? new LongInsurance(options.points, options.duration) : new InsuranceLimiter(options));

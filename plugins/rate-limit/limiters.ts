@@ -8,18 +8,14 @@
 // N admits exactly N across the workers of one machine. In-process limiters
 // are kept for the process (the plugin's `keep`), so a config reload does not
 // reset their counts.
-import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { RedisClient, WorkerLink } from '../../src';
 import { CallBatcher, ClusterLimiter } from './cluster';
-import { insuranceFor, type Insurance } from './insurance';
-import { memoryLimiter } from './long-window';
+import { decidedInProcess, insuranceFor } from './insurance';
+import { memoryLimiter, type Limiter } from './long-window';
 import { SharedLimiter } from './shared';
 
-import { decidedInProcess } from './insurance';
 export { decidedInProcess, InsuranceLimiter } from './insurance';
-
-/** What the plugin calls on a limiter, whichever store counts. */
-export type Limiter = Pick<RateLimiterAbstract, 'consume' | 'get' | 'penalty' | 'reward'>;
+export type { Limiter } from './long-window';
 
 function pooled<T>(pool: Map<string, T>, id: string, make: () => T): T {
   let limiter = pool.get(id);
@@ -33,7 +29,7 @@ function pooled<T>(pool: Map<string, T>, id: string, make: () => T): T {
 /** The limiters the plugin keeps for the whole process (its `keep`): in-process counts survive a reload. */
 export class LimiterPools {
   private readonly memory = new Map<string, Limiter>();
-  private readonly insurance = new Map<string, Insurance>();
+  private readonly insurance = new Map<string, Limiter>();
   /** With several workers: the one batcher of this worker's calls to the primary. */
   private readonly batcher?: CallBatcher;
 

@@ -6,6 +6,9 @@
 // hourly sweep of the ones nobody reads any more.
 import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 
+/** What the plugin calls on a limiter, whichever store counts. */
+export type Limiter = Pick<RateLimiterAbstract, 'consume' | 'get' | 'penalty' | 'reward'>;
+
 /** The longest window a RateLimiterMemory can keep: its timer's limit. */
 export const TIMER_MAX_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 const SWEEP_MS = 3_600_000;
@@ -61,5 +64,5 @@ export class LongWindowMemory {
 }
 
 /** An in-process limiter: rate-limiter-flexible's, or this one for a window longer than its timers can keep. */
-export const memoryLimiter = (points: number, windowSeconds: number): Pick<RateLimiterAbstract, 'consume' | 'get' | 'penalty' | 'reward'> =>
+export const memoryLimiter = (points: number, windowSeconds: number): Limiter =>
   (windowSeconds > TIMER_MAX_SECONDS ? new LongWindowMemory(points, windowSeconds) : new RateLimiterMemory({ points, duration: windowSeconds, keyPrefix: '' }));

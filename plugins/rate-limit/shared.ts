@@ -11,7 +11,8 @@
 import { Cluster } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RedisClient } from '../../src';
-import { decidedInProcess, type Insurance } from './insurance';
+import { decidedInProcess } from './insurance';
+import type { Limiter } from './long-window';
 
 type RedisOptions = Omit<ConstructorParameters<typeof RateLimiterRedis>[0], 'storeClient' | 'insuranceLimiter'>;
 type Options = Record<string, unknown>;
@@ -47,7 +48,7 @@ export class SharedLimiter extends RateLimiterRedis {
   private readonly inDoubt = new WeakMap<object, InDoubt>();
   private readonly closes: { count: number };
 
-  constructor(options: RedisOptions, client: RedisClient, readonly insurance?: Insurance) {
+  constructor(options: RedisOptions, client: RedisClient, readonly insurance?: Limiter) {
     super({ ...options, storeClient: client });
     this.closes = closesOf(client);
   }
