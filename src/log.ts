@@ -7,6 +7,7 @@
 // single line longer than that, which the gateway's lines are not, could).
 import pino, { type Logger } from 'pino';
 import { logLevelFromEnv } from './env';
+import { isoTime } from './iso-time';
 import { LineWriter, PIPE_BUF } from './line-writer';
 
 let stampedMs = -1;
@@ -20,7 +21,7 @@ let stamp = '';
 export function isoTimeField(now = Date.now()): string {
   if (now !== stampedMs) {
     stampedMs = now;
-    stamp = `,"time":"${new Date(now).toISOString()}"`;
+    stamp = `,"time":"${isoTime(now)}"`;
   }
   return stamp;
 }

@@ -2,8 +2,11 @@
 // (days past the retention dropped as new days come), and the usage log in
 // a ring of `streamMaxLen` records, the oldest overwritten first. With
 // several workers the primary keeps the one store (primary-spend.ts), so
-// its sums are exact for the machine.
-import { addTotals, sumsOf, zeroTotals, type SpendTotals, type UsageRecord } from './record';
+// its sums are exact for the machine. A record is added as it comes (the
+// recorder needs no batch for a store in its own memory): its day found
+// without slicing its time while the day stays the same, its key's and
+// org's sums by their ids, no scope text made.
+import { addRecord, zeroTotals, type SpendTotals, type UsageRecord } from './record';
 import { expiresAt, type DayTotals, type SpendStore } from './store';
 
 export interface SpendLimits {
@@ -11,9 +14,34 @@ export interface SpendLimits {
   streamMaxLen: number;
 }
 
+/** One day's sums: the whole gateway's, each key id's, each org's. */
+interface Day {
+  all: SpendTotals;
+  keys: Map<string, SpendTotals>;
+  orgs: Map<string, SpendTotals>;
+}
+
+const newDay = (): Day => ({ all: zeroTotals(), keys: new Map(), orgs: new Map() });
+
+function totalsIn(sums: Map<string, SpendTotals>, id: string): SpendTotals {
+  let t = sums.get(id);
+  if (t === undefined) sums.set(id, (t = zeroTotals()));
+  return t;
+}
+
+/** A scope's sums in a day ('all', 'key:<id>', 'org:<name>'). */
+function scopeIn(day: Day, scope: string): SpendTotals | undefined {
+  if (scope === 'all') return day.all;
+  if (scope.startsWith('key:')) return day.keys.get(scope.slice(4));
+  if (scope.startsWith('org:')) return day.orgs.get(scope.slice(4));
+  return undefined;
+}
+
 export class MemorySpendStore implements SpendStore {
-  /** By day, then scope. */
-  private readonly sums = new Map<string, Map<string, SpendTotals>>();
+  /** By day (YYYY-MM-DD). */
+  private readonly sums = new Map<string, Day>();
+  /** The day the last record fell in. */
+  private last: { date: string; day: Day } | undefined;
   private ring: UsageRecord[] = [];
   /** Where the next record goes once the ring is full. */
   private next = 0;
@@ -33,27 +61,24 @@ export class MemorySpendStore implements SpendStore {
   }
 
   addNow(records: readonly UsageRecord[], now = Date.now()): void {
-    for (const [at, totals] of sumsOf(records)) {
-      const [day, scope] = [at.slice(0, 10), at.slice(11)];
-      let scopes = this.sums.get(day);
-      if (scopes === undefined) {
-        this.sums.set(day, (scopes = new Map()));
-        this.forgetOld(now);
-      }
-      let t = scopes.get(scope);
-      if (t === undefined) scopes.set(scope, (t = zeroTotals()));
-      addTotals(t, totals);
-    }
-    for (const r of records) {
-      if (this.ring.length < this.limits.streamMaxLen) this.ring.push(r);
-      else this.ring[this.next] = r;
-      this.next = (this.next + 1) % this.limits.streamMaxLen;
-    }
+    for (const r of records) this.addOne(r, now);
+  }
+
+  /** One record into its day's sums and the ring. */
+  addOne(r: UsageRecord, now = Date.now()): void {
+    const day = this.dayOf(r.time, now);
+    addRecord(day.all, r);
+    if (r.key !== null) addRecord(totalsIn(day.keys, r.key), r);
+    if (r.org !== null) addRecord(totalsIn(day.orgs, r.org), r);
+    if (this.ring.length < this.limits.streamMaxLen) this.ring.push(r);
+    else this.ring[this.next] = r;
+    this.next = (this.next + 1) % this.limits.streamMaxLen;
   }
 
   async days(scope: string, days: readonly string[]): Promise<DayTotals[]> {
     return days.flatMap((date) => {
-      const t = this.sums.get(date)?.get(scope);
+      const day = this.sums.get(date);
+      const t = day === undefined ? undefined : scopeIn(day, scope);
       return t === undefined ? [] : [{ date, ...t }];
     });
   }
@@ -63,6 +88,20 @@ export class MemorySpendStore implements SpendStore {
       const t = Date.parse(r.time);
       if (t >= sinceMs && t < untilMs) yield r;
     }
+  }
+
+  /** The sums of the day a record's time falls in (made when it is the first of its day). */
+  private dayOf(time: string, now: number): Day {
+    const last = this.last;
+    if (last !== undefined && time.startsWith(last.date)) return last.day;
+    const date = time.slice(0, 10);
+    let day = this.sums.get(date);
+    if (day === undefined) {
+      this.sums.set(date, (day = newDay()));
+      this.forgetOld(now);
+    }
+    this.last = { date, day };
+    return day;
   }
 
   /** The ring, oldest first (a copy: an export reads it while records keep coming). */

@@ -4,6 +4,7 @@
 // summed into the per-day totals and appended to the usage log, so the two
 // can never disagree. Cost is whole nano-dollars inside (ctx.cost is rounded
 // to them), dollars on the wire.
+import { isoTime } from '../iso-time';
 import type { Outcome, RequestContext } from '../pipeline/contract';
 
 export interface UsageRecord {
@@ -48,7 +49,7 @@ const MODEL_MAX = 200;
 export function usageRecordOf(ctx: RequestContext, outcome: Outcome, now: number): UsageRecord {
   const u = ctx.usage;
   return {
-    time: new Date(now).toISOString(),
+    time: isoTime(now),
     request_id: ctx.id,
     key: ctx.principal?.id ?? null,
     org: ctx.principal?.org ?? null,
@@ -88,13 +89,14 @@ export function sumsOf(records: readonly UsageRecord[]): Map<string, SpendTotals
       const at = `${day} ${scope}`;
       let t = sums.get(at);
       if (t === undefined) sums.set(at, (t = zeroTotals()));
-      addTo(t, r);
+      addRecord(t, r);
     }
   }
   return sums;
 }
 
-function addTo(t: SpendTotals, r: UsageRecord): void {
+/** Adds one record into `t`. */
+export function addRecord(t: SpendTotals, r: UsageRecord): void {
   t.requests += 1;
   t.prompt_tokens += r.prompt_tokens;
   t.cached_tokens += r.cached_tokens;

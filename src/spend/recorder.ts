@@ -1,8 +1,9 @@
 // Records every finished API request for chargeback, once per process and
-// kept across reloads (`apply` takes each config). A request's record is
-// queued at its finish and the turn's records go to the store in one batch
-// (one Redis pipeline, or one message to the primary), one batch in flight
-// at a time: the busier the process, the bigger the batch. A store that
+// kept across reloads (`apply` takes each config). A request's record goes
+// into this process's memory store at its finish; for Redis or the primary
+// it is queued and the turn's records go in one batch (one Redis pipeline,
+// or one message to the primary), one batch in flight at a time: the busier
+// the process, the bigger the batch. A store that
 // cannot answer never fails or slows a request: the batch is dropped and
 // counted (sluice_spend_dropped_total), the outage logged once.
 //
@@ -68,7 +69,10 @@ export class SpendRecorder implements SpendSource {
   /** Queues one finished request's record; API requests that list models or read stored turns are not usage. */
   record(ctx: RequestContext, outcome: Outcome): void {
     if (this.store === undefined || ctx.endpoint === 'models') return;
-    if (this.queue.push(usageRecordOf(ctx, outcome, Date.now())) > MAX_QUEUED) {
+    const record = usageRecordOf(ctx, outcome, Date.now());
+    // This process's memory takes it at once: nothing to batch, nothing to wait for.
+    if (this.store === this.memory) return this.memory!.addOne(record);
+    if (this.queue.push(record) > MAX_QUEUED) {
       this.queue.shift();
       this.dropped?.inc();
     }
