@@ -47,30 +47,48 @@ const consumedOf = (r: RateLimiterRes | null): number => (r === null ? 0 : r.con
 const answered = (r: unknown): r is RateLimiterRes | null => r === null || r instanceof RateLimiterRes;
 const clamp = (n: number, max: number): number => Math.min(Math.max(n, 0), max);
 
+/** Keeps `budget` as the refusing one when it refills later than the one kept. */
+function refuse(d: Decision, budget: CompiledBudget, r: RateLimiterRes | null, now: number): void {
+  const ms = msBefore(budget, r, now);
+  if (d.refused === undefined || ms > d.refused.msBeforeNext) d.refused = { budget, remaining: 0, msBeforeNext: ms };
+}
+
+/** Keeps the reading when its budget is the tightest of its kind so far. */
+function note(d: Decision, budget: CompiledBudget, remaining: number, ms: number): void {
+  const kind = budget.kind;
+  const than = kind === 'requests' ? d.requests : kind === 'tokens' ? d.tokens : d.dollars;
+  if (!tighter(remaining, ms, than)) return;
+  const reading = { budget, remaining, msBeforeNext: ms };
+  if (kind === 'requests') d.requests = reading;
+  else if (kind === 'tokens') d.tokens = reading;
+  else d.dollars = reading;
+}
+
 /**
  * `results` holds, in order, one consume() answer per request budget (1
  * point) and one per reservation budget (`amounts[j]` points), each a
  * RateLimiterRes, null (nothing counted yet) or an Error (settled, never
  * thrown). The headers then show the budgets as they are once a refused
- * request has given back what it took.
+ * request has given back what it took. (Every field of the decision is made
+ * at once, so every decision has the one shape.)
  */
 export function decide(requests: readonly CompiledBudget[], reserves: readonly CompiledBudget[], results: readonly unknown[], amounts: readonly number[], now: number, fit?: Fit): Decision {
-  const d: Decision = { unavailable: false, kept: amounts.slice() };
+  const d: Decision = { refused: undefined, unavailable: false, requests: undefined, tokens: undefined, dollars: undefined, left: undefined, asked: undefined, cap: undefined, kept: amounts.slice() };
   const n = requests.length;
-  const refuse = (budget: CompiledBudget, r: RateLimiterRes | null): void => {
-    const ms = msBefore(budget, r, now);
-    if (d.refused === undefined || ms > d.refused.msBeforeNext) d.refused = { budget, remaining: 0, msBeforeNext: ms };
-  };
   for (let i = 0; i < n; i++) {
     const r = results[i];
     if (!answered(r)) d.unavailable = true;
-    else if (r !== null && r.consumedPoints > requests[i].points) refuse(requests[i], r);
+    else if (r !== null && r.consumedPoints > requests[i].points) refuse(d, requests[i], r, now);
   }
   // What each reservation budget had before this request; the cap every one of them fits.
-  const rooms = reserves.map((b, j) => (answered(results[n + j]) ? b.points - (consumedOf(results[n + j] as RateLimiterRes | null) - amounts[j]) : Infinity));
-  let tightest = -1;
+  const rooms: number[] = [];
+  for (let j = 0; j < reserves.length; j++) {
+    const r = results[n + j];
+    rooms.push(answered(r) ? reserves[j].points - (consumedOf(r) - amounts[j]) : Infinity);
+  }
   if (fit !== undefined) {
     let cap = fit.want;
+    let tightest = -1;
     for (let j = 0; j < reserves.length; j++) {
       if (!answered(results[n + j])) { d.unavailable = true; continue; }
       const c = largestCap(reserves[j], fit.ask, rooms[j]);
@@ -78,9 +96,9 @@ export function decide(requests: readonly CompiledBudget[], reserves: readonly C
     }
     if (cap >= 1) {
       d.cap = cap;
-      d.kept = reserves.map((b) => need(b, fit.ask, cap));
+      for (let j = 0; j < reserves.length; j++) d.kept[j] = need(reserves[j], fit.ask, cap);
     } else if (tightest >= 0) {
-      refuse(reserves[tightest], results[n + tightest] as RateLimiterRes | null);
+      refuse(d, reserves[tightest], results[n + tightest] as RateLimiterRes | null, now);
       d.left = clamp(rooms[tightest], reserves[tightest].points);
       d.asked = need(reserves[tightest], fit.ask, 1);
     }
@@ -90,22 +108,20 @@ export function decide(requests: readonly CompiledBudget[], reserves: readonly C
       if (!answered(r)) d.unavailable = true;
       else if (amounts[j] > rooms[j]) {
         const before = d.refused;
-        refuse(reserves[j], r);
+        refuse(d, reserves[j], r, now);
         if (d.refused !== before) { d.left = clamp(rooms[j], reserves[j].points); d.asked = amounts[j]; }
       }
     }
   }
   const givenBack = d.refused !== undefined || d.unavailable;
-  if (givenBack) d.kept = amounts.map(() => 0);
+  if (givenBack) d.kept.fill(0);
   for (let i = 0; i < results.length; i++) {
     const r = results[i];
     if (!answered(r)) continue;
     const budget = i < n ? requests[i] : reserves[i - n];
     // A request budget's point stays counted when it was the one over; a refused request gives the rest back.
     const back = i < n ? (givenBack && consumedOf(r) <= budget.points ? 1 : 0) : amounts[i - n] - d.kept[i - n];
-    const remaining = clamp(budget.points - consumedOf(r) + back, budget.points);
-    const ms = msBefore(budget, r, now);
-    if (tighter(remaining, ms, d[budget.kind])) d[budget.kind] = { budget, remaining, msBeforeNext: ms };
+    note(d, budget, clamp(budget.points - consumedOf(r) + back, budget.points), msBefore(budget, r, now));
   }
   return d;
 }

@@ -22,6 +22,9 @@ export interface RateLimitState {
   reserved?: { budgets: readonly CompiledBudget[]; keys: string[]; points: number[]; answers: readonly unknown[]; at: number };
 }
 
+/** Models' prices kept at most (a client's model ids are unbounded under a glob route). */
+const PRICE_CACHE_MAX = 4096;
+
 // Resolves with the answer whether the limiter resolved or rejected (over budget, or an Error).
 const same = (answer: unknown): unknown => answer;
 const ignore = (): void => undefined;
@@ -42,14 +45,26 @@ export function createHooks({ policies, defaultMaxTokens, prices, logger, health
     health!.decided(inProcess, unavailable);
   };
 
-  /** The dearest price the request may be charged at: its model's and its fallbacks'; undefined when none is priced. */
+  /** A model's price in nano-dollars a token, for requests with no fallbacks (most): null when unpriced. */
+  const own = new Map<string, Ask['price'] | null>();
+  const ownPrice = (model: string): Ask['price'] => {
+    let price = own.get(model);
+    if (price === undefined) {
+      if (own.size >= PRICE_CACHE_MAX) own.clear();
+      own.set(model, (price = dearest([prices.of(model)]) ?? null));
+    }
+    return price ?? undefined;
+  };
+
+  /** Prices the ask at the dearest price the request may be charged at (its model's and its fallbacks'); false when none is priced. */
   function priceOf(ctx: RequestContext, ask: Ask): boolean {
     if (ctx.model === undefined) return false;
-    const models = [ctx.model, ...(ctx.route?.fallbacks ?? [])];
-    const price = dearest(models.map((m) => prices.of(m)));
+    const fallbacks = ctx.route?.fallbacks ?? [];
+    const models = (): string[] => [ctx.model!, ...fallbacks];
+    const price = fallbacks.length === 0 ? ownPrice(ctx.model) : dearest(models().map((m) => prices.of(m)));
     if (price === undefined) return false;
     ask.price = price;
-    if (ctx.image !== undefined) ask.fixedNanos = Math.max(...models.map((m) => imageNanos(ctx, m)));
+    if (ctx.image !== undefined) ask.fixedNanos = Math.max(...models().map((m) => imageNanos(ctx, m)));
     return true;
   }
   const imageNanos = (ctx: RequestContext, model: string): number => {
@@ -77,12 +92,18 @@ export function createHooks({ policies, defaultMaxTokens, prices, logger, health
       if (want >= 1 && want < Infinity) fit = { ask, want };
     }
     const cap = fit?.want ?? ask.cap ?? defaultMaxTokens;
-    const amounts = reserves.map((b) => need(b, ask, cap));
     const now = Date.now();
-    const keys = reserves.map((b) => keyAt(b, now));
+    const amounts: number[] = [];
+    const keys: string[] = [];
     const pending: Array<Promise<unknown>> = [];
     for (const b of requests) pending.push(b.limiter.consume(b.key, 1).then(same, same));
-    for (let j = 0; j < reserves.length; j++) pending.push(reserves[j].limiter.consume(keys[j], amounts[j]).then(same, same));
+    for (const b of reserves) {
+      const amount = need(b, ask, cap);
+      const key = keyAt(b, now);
+      amounts.push(amount);
+      keys.push(key);
+      pending.push(b.limiter.consume(key, amount).then(same, same));
+    }
     const results = await Promise.all(pending);
     const decision = decide(requests, reserves, results, amounts, now, fit);
     if (health !== undefined) observe(results, decision.unavailable);
@@ -100,10 +121,18 @@ export function createHooks({ policies, defaultMaxTokens, prices, logger, health
     }
     if (decision.refused === undefined && !decision.unavailable) {
       if (decision.cap !== undefined) ctx.capOutput(decision.cap);
+      // Budgets of one kind keep the same (one ask, one cap): a header each kind.
+      let tokensHeaded = false;
+      let dollarsHeaded = false;
       for (let j = 0; j < reserves.length; j++) {
         const kind = reserves[j].kind;
-        if (kind === 'tokens') ctx.setHeader('x-ratelimit-reserved-tokens', String(kept[j]));
-        else ctx.setHeader('x-ratelimit-reserved-dollars', amountText(kind, kept[j]));
+        if (kind === 'tokens' && !tokensHeaded) {
+          ctx.setHeader('x-ratelimit-reserved-tokens', String(kept[j]));
+          tokensHeaded = true;
+        } else if (kind === 'dollars' && !dollarsHeaded) {
+          ctx.setHeader('x-ratelimit-reserved-dollars', amountText(kind, kept[j]));
+          dollarsHeaded = true;
+        }
       }
       state.policy = policy;
       state.reserved = { budgets: reserves, keys, points: kept, answers: results.slice(n), at: now };

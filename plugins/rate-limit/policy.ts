@@ -9,7 +9,7 @@ import type { GatewayConfig, Principal } from '../../src';
 import { storeKey, type BudgetKind, type Scope } from './keys';
 import type { Limiter } from './limiters';
 import { budgetSchema, type Budget } from './settings';
-import { CALENDAR_SECONDS, periodOf, windowText } from './windows';
+import { CALENDAR_SECONDS, periodOf, windowText, type Period } from './windows';
 
 export interface CompiledBudget {
   readonly scope: Scope;
@@ -28,6 +28,8 @@ export interface CompiledBudget {
   readonly hard: boolean;
   /** x-ratelimit-limit-* value, made once. */
   readonly limitText: string;
+  /** A calendar window's store key for the period it was last asked for (keyAt). */
+  periodKey?: { period: Period; key: string };
 }
 
 export interface Policy {
@@ -40,8 +42,14 @@ export interface Policy {
   readonly hard: boolean;
 }
 
-/** The store key a budget counts under at `now`: a calendar window's carries its day or month. */
-export const keyAt = (b: CompiledBudget, now: number): string => (b.calendar === undefined ? b.key : `${b.key}:${periodOf(b.calendar, now).id}`);
+/** The store key a budget counts under at `now`: a calendar window's carries its day or month (made once a period). */
+export function keyAt(b: CompiledBudget, now: number): string {
+  if (b.calendar === undefined) return b.key;
+  const period = periodOf(b.calendar, now);
+  let at = b.periodKey;
+  if (at?.period !== period) b.periodKey = at = { period, key: `${b.key}:${period.id}` };
+  return at.key;
+}
 
 /** When the budget's window ends, from the limiter's answer (a calendar window: the calendar's). */
 export const msBefore = (b: CompiledBudget, r: RateLimiterRes | null, now: number): number =>

@@ -16,8 +16,11 @@ export const roundCost = (dollars: number): number => Math.round(dollars * 1e9) 
 export function costText(dollars: number): string {
   const nanos = Math.round(dollars * 1e9);
   const whole = Math.floor(nanos / 1e9);
-  const frac = String(nanos - whole * 1e9).padStart(9, '0').replace(/0+$/, '');
-  return frac === '' ? String(whole) : `${whole}.${frac}`;
+  let frac = nanos - whole * 1e9;
+  if (frac === 0) return String(whole);
+  let digits = 9;
+  for (; frac % 10 === 0; digits--) frac /= 10;
+  return `${whole}.${String(frac).padStart(digits, '0')}`;
 }
 
 /** What `usage` cost at `price`; cached prompt tokens at the cached price. */

@@ -1,6 +1,6 @@
 // Prices: the first matching glob prices a model, cached prompt tokens at
 // their own price, images per size, and a request's cost at the finish.
-import { compilePrices, imageCost, roundCost, tokenCost } from '../../src/pricing/prices';
+import { compilePrices, costText, imageCost, roundCost, tokenCost } from '../../src/pricing/prices';
 import { requestCost } from '../../src/pricing/request-cost';
 import { pricingSchema } from '../../src/config/pricing-schema';
 import type { Outcome, RequestContext } from '../../src/pipeline/contract';
@@ -32,6 +32,11 @@ describe('prices', () => {
     const c = tokenCost(prices.of('gpt-4o-mini')!, usage(7, 3));
     expect(Number.isInteger(Math.round(c * 1e9))).toBe(true);
     expect(Math.abs(c * 1e9 - Math.round(c * 1e9))).toBeLessThan(1e-6);
+  });
+
+  it('writes dollars to at most nine decimals, trailing zeros dropped, never in exponent form', () => {
+    const cases: Array<[number, string]> = [[0, '0'], [25, '25'], [12.5, '12.5'], [1e-7, '0.0000001'], [0.000123, '0.000123'], [1.000000001, '1.000000001'], [0.1 + 0.2, '0.3'], [1e-10, '0'], [0.0000000006, '0.000000001'], [1234567.89, '1234567.89'], [0.99999999999, '1']];
+    for (const [dollars, text] of cases) expect(costText(dollars)).toBe(text);
   });
 
   it('prices images by size, "*" for the rest, nothing for a model without image prices', () => {
