@@ -20,6 +20,27 @@ export interface CostSum {
   nanos: number;
 }
 
+/** A counter series the recorder adds to as requests finish, and the counter takes at each scrape. */
+export interface CountSum {
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** What the recorder sums between scrapes: each counter's series by their joined label values. */
+export interface Sums {
+  cost: Map<string, CostSum>;
+  requests: Map<string, CountSum>;
+  tokens: Map<string, CountSum>;
+}
+
+/** A counter's collect(): its series set from the sums (prom-client's inc() builds a hash of the labels a call, too dear a request). */
+function fromSums(sums: ReadonlyMap<string, CountSum>): (this: Counter) => void {
+  return function collect(this: Counter): void {
+    this.reset();
+    for (const { labels, value } of sums.values()) this.inc(labels, value);
+  };
+}
+
 export interface GatewayMetrics {
   requests: Counter<'endpoint' | 'version' | 'model' | 'status' | 'reason'>;
   duration: Histogram<'endpoint' | 'model' | 'stream'>;
@@ -34,13 +55,14 @@ export interface GatewayMetrics {
   activeStreams: Gauge;
 }
 
-export function registerMetrics(registry: Registry, costSums: ReadonlyMap<string, CostSum>): GatewayMetrics {
+export function registerMetrics(registry: Registry, sums: Sums): GatewayMetrics {
   const registers = [registry];
   return {
     requests: new Counter({
       name: 'sluice_requests_total', registers,
       help: 'API requests finished, by endpoint, version, model, HTTP status (499: client closed), error reason (empty on success) and client protocol (chat, responses, messages).',
       labelNames: ['endpoint', 'version', 'model', 'status', 'reason', 'protocol'],
+      collect: fromSums(sums.requests),
     }),
     duration: new Histogram({
       name: 'sluice_request_duration_seconds', registers, buckets: DURATION_BUCKETS,
@@ -61,6 +83,7 @@ export function registerMetrics(registry: Registry, costSums: ReadonlyMap<string
       name: 'sluice_tokens_total', registers,
       help: 'Tokens used, as reported by the backend or estimated (estimated="true") when it reports none.',
       labelNames: ['type', 'model', 'key', 'org', 'estimated'],
+      collect: fromSums(sums.tokens),
     }),
     // Summed in integer nano-dollars and set at each scrape: adding dollars as floats would drift from the spend records' exact sums.
     cost: new Counter({
@@ -69,7 +92,7 @@ export function registerMetrics(registry: Registry, costSums: ReadonlyMap<string
       labelNames: ['key', 'org', 'model'],
       collect() {
         this.reset();
-        for (const { labels, nanos } of costSums.values()) this.inc(labels, nanos / 1e9);
+        for (const { labels, nanos } of sums.cost.values()) this.inc(labels, nanos / 1e9);
       },
     }),
     rateLimited: new Counter({

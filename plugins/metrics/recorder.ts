@@ -2,11 +2,13 @@
 // children: prom-client's labels() builds and validates a label object on
 // every call, so each child is made once per label set and kept in a Map
 // keyed by the joined values (label values are bounded, so the maps are too).
-import type { Counter, Histogram, Registry } from 'prom-client';
-import { registerMetrics, type CostSum, type GatewayMetrics } from './metrics';
+// The request, token and cost counters go further: a child's inc() still
+// builds a hash of its labels a call, so their series are plain sums here
+// that each counter takes at a scrape (metrics.ts, fromSums).
+import type { Histogram, Registry } from 'prom-client';
+import { registerMetrics, type CountSum, type GatewayMetrics, type Sums } from './metrics';
 import { BUDGET_VALUES, FILTERED_ENDPOINTS, KIND_VALUES, SCOPE_VALUES } from './labels';
 
-type CounterChild = Counter.Internal;
 type HistogramChild = Histogram.Internal<string>;
 
 const SEP = '\u0000';
@@ -19,17 +21,16 @@ function childOf<T>(cache: Map<string, T>, key: string, make: () => T): T {
 }
 
 export class Recorder {
-  private readonly requestChildren = new Map<string, CounterChild>();
   private readonly durationChildren = new Map<string, HistogramChild>();
   private readonly ttfbChildren = new Map<string, HistogramChild>();
   private readonly firstEventChildren = new Map<string, HistogramChild>();
-  private readonly tokenChildren = new Map<string, { prompt: CounterChild; completion: CounterChild }>();
+  private readonly tokenChildren = new Map<string, { prompt: CountSum; completion: CountSum }>();
 
-  constructor(readonly metrics: GatewayMetrics, private readonly costSums: Map<string, CostSum>) {}
+  constructor(readonly metrics: GatewayMetrics, private readonly sums: Sums) {}
 
   request(endpoint: string, version: string, model: string, status: number, reason: string, protocol = 'chat'): void {
     const key = endpoint + SEP + version + SEP + model + SEP + status + SEP + reason + SEP + protocol;
-    childOf(this.requestChildren, key, () => this.metrics.requests.labels(endpoint, version, model, String(status), reason, protocol)).inc();
+    childOf(this.sums.requests, key, () => ({ labels: { endpoint, version, model, status: String(status), reason, protocol }, value: 0 })).value += 1;
   }
 
   duration(endpoint: string, model: string, stream: boolean, seconds: number, protocol = 'chat'): void {
@@ -47,16 +48,18 @@ export class Recorder {
 
   tokens(model: string, key: string, org: string, estimated: boolean, prompt: number, completion: number): void {
     const id = model + SEP + key + SEP + org + SEP + (estimated ? 't' : 'f');
-    const e = String(estimated);
-    const pair = childOf(this.tokenChildren, id, () => ({ prompt: this.metrics.tokens.labels('prompt', model, key, org, e), completion: this.metrics.tokens.labels('completion', model, key, org, e) }));
-    pair.prompt.inc(prompt);
-    pair.completion.inc(completion);
+    const pair = childOf(this.tokenChildren, id, () => {
+      const series = (type: string): CountSum => childOf(this.sums.tokens, type + SEP + id, () => ({ labels: { type, model, key, org, estimated: String(estimated) }, value: 0 }));
+      return { prompt: series('prompt'), completion: series('completion') };
+    });
+    pair.prompt.value += prompt;
+    pair.completion.value += completion;
   }
 
   /** Adds a request's cost (dollars, rounded to the nano-dollar) to its series. */
   cost(model: string, key: string, org: string, dollars: number): void {
     const id = model + SEP + key + SEP + org;
-    childOf(this.costSums, id, () => ({ labels: { key, org, model }, nanos: 0 })).nanos += Math.round(dollars * 1e9);
+    childOf(this.sums.cost, id, () => ({ labels: { key, org, model }, nanos: 0 })).nanos += Math.round(dollars * 1e9);
   }
 
   /**
@@ -94,8 +97,8 @@ const byRegistry = new WeakMap<Registry, Recorder>();
 export function recorderFor(registry: Registry): Recorder {
   let recorder = byRegistry.get(registry);
   if (recorder === undefined) {
-    const costSums = new Map<string, CostSum>();
-    recorder = new Recorder(registerMetrics(registry, costSums), costSums);
+    const sums: Sums = { cost: new Map(), requests: new Map(), tokens: new Map() };
+    recorder = new Recorder(registerMetrics(registry, sums), sums);
     byRegistry.set(registry, recorder);
   }
   return recorder;

@@ -24,7 +24,7 @@ const RATE_LIMIT_METRICS = ['sluice_redis_up', 'sluice_limiter_fallback_total'];
 function exposedNames(): Set<string> {
   const names = new Set(RATE_LIMIT_METRICS);
   const registry = createMetricsRegistry();
-  registerMetrics(registry, new Map());
+  registerMetrics(registry, { cost: new Map(), requests: new Map(), tokens: new Map() });
   for (const metric of registry.getMetricsAsArray()) {
     const { name, type } = metric as unknown as { name: string; type: string };
     if (type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(name + suffix);
