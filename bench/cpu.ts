@@ -1,5 +1,6 @@
 // CPU time a process spent, from /proc (user + system), so the cost of a
 // request is measured where it is paid, not guessed from wall-clock load.
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
@@ -38,4 +39,17 @@ export async function cpuPerRequest(pid: number, count: number, run: () => Promi
   const before = treeCpuMicros(pids);
   await run();
   return Math.round((treeCpuMicros(pids) - before) / count);
+}
+
+/**
+ * Sets the CPUs every thread of `pid` may run on ("1", "0-1") with taskset
+ * (util-linux); false when it cannot (not Linux, no taskset, not allowed).
+ */
+export function pinTo(pid: number, cpus: string): boolean {
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -135,7 +135,7 @@ async function main(): Promise<void> {
   for (const url of [workers1Url, workers2Url]) await autocannon({ url, method: 'POST', headers, body: chat, connections: 32, amount: quick ? 2_000 : 8_000 });
 
   process.stderr.write('cpu per request...\n');
-  const cpu = await measureCpu(quick, bare, gateway, [...(baseline ? [['baseline', baseline] as [string, Proc]] : []), ['tracedSampledOut', sampledOut], ['tracedAll', sampledAll], ['spendOff', spendOff], ['dollarBudget', dollarBudget], ['unpriced', unpriced], ...trees], headers, chat, streamBody(20, 0));
+  const cpu = await measureCpu(quick, bare, gateway, [...(baseline ? [['baseline', baseline] as [string, Proc]] : []), ['tracedSampledOut', sampledOut], ['tracedAll', sampledAll], ['spendOff', spendOff], ['dollarBudget', dollarBudget], ['unpriced', unpriced], ...trees], headers, chat, streamBody(20, 0), [backend.child.pid!]);
   for (const p of [sampledOut, sampledAll, spendOff, dollarBudget, unpriced, ...trees.map(([, t]) => t)]) p.child.kill('SIGTERM');
   await sink.close();
 
