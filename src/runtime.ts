@@ -27,7 +27,7 @@ import { scoredMetrics } from './fleet/scored-metrics';
 import { startDemoBackend, type DemoBackend } from './demo/backend';
 import { compilePassthrough, passthroughProblems, type PassthroughTable } from './passthrough/routes';
 import { createPassthroughProxy, type PassthroughProxy } from './passthrough/proxy';
-import { createTracing, type Tracing } from './tracing/tracing';
+import type { Tracing } from './tracing/tracing';
 import { compilePrices } from './pricing/prices';
 import type { PriceList } from './types';
 import type { SpendRecorder } from './spend';
@@ -133,7 +133,9 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
   const { config, file } = loaded;
   const { routes, resolved } = checkRuntimeConfig(loaded, deps);
 
-  const tracing = createTracing(config, { env: process.env, file, metrics: deps.services.metrics, logger: deps.logger });
+  // The OpenTelemetry SDK (some 250 modules) is loaded by a config that traces, not by every gateway.
+  const tracing = config.telemetry.traces === undefined ? undefined
+    : (await import('./tracing/tracing')).createTracing(config, { env: process.env, file, metrics: deps.services.metrics, logger: deps.logger });
   const admission = new Admission(config, deps.services, deps.logger);
   const prices = compilePrices(config.pricing);
   const { leases: _leases, keys: runtimeKeys, spend, ...services } = deps.services;
