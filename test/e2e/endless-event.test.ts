@@ -74,9 +74,10 @@ describe('an event that never ends', () => {
     await refuse('small'); // warms the code paths
     const small = await refuse('small');
     const large = await refuse('large');
-    // Peak memory about twice the cap (the kept chunks, then their join): 16 MB of text is 16 MB of heap. The
-    // bound leaves room for garbage a busy machine has not collected yet; the quadratic parser grew 258 MB.
-    expect(large.growth).toBeLessThan(4 * 16 * MB);
+    // Peak memory a few times the cap: the chunks read (buffers outside the heap, freed when the collector
+    // runs), the text kept, then its join; 16 MB of text is 16 MB of heap. Here 22 to 38 MB in eight runs,
+    // once 70 MB on a busy machine whose collector had not run yet; the quadratic parser grew 258 MB.
+    expect(large.growth).toBeLessThan(6 * 16 * MB);
     // Four times the bytes, about four times the CPU (quadratic work would be sixteen: it took 6 s); the floor is the clock's granularity.
     expect(large.cpu).toBeLessThan(10 * Math.max(small.cpu, 0.1));
   });
