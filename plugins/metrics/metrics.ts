@@ -14,30 +14,27 @@ export const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.
 // finer between 50 ms and 5 s and stop at 2 minutes.
 export const FIRST_BYTE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 7.5, 10, 20, 30, 60, 120];
 
-/** A cost series' labels and its sum in whole nano-dollars (exact, whatever the number of requests). */
-export interface CostSum {
-  labels: { key: string; org: string; model: string };
-  nanos: number;
-}
-
 /** A counter series the recorder adds to as requests finish, and the counter takes at each scrape. */
 export interface CountSum {
   labels: Record<string, string>;
   value: number;
 }
 
-/** What the recorder sums between scrapes: each counter's series by their joined label values. */
+/** What the recorder sums between scrapes: each counter's series by their joined label values (cost in whole nano-dollars, exact whatever the number of requests). */
 export interface Sums {
-  cost: Map<string, CostSum>;
+  cost: Map<string, CountSum>;
   requests: Map<string, CountSum>;
   tokens: Map<string, CountSum>;
 }
 
-/** A counter's collect(): its series set from the sums (prom-client's inc() builds a hash of the labels a call, too dear a request). */
-function fromSums(sums: ReadonlyMap<string, CountSum>): (this: Counter) => void {
+/**
+ * A counter's collect(): its series set from the sums, each divided by `unit`
+ * (prom-client's inc() builds a hash of the labels a call, too dear a request).
+ */
+function fromSums(sums: ReadonlyMap<string, CountSum>, unit = 1): (this: Counter) => void {
   return function collect(this: Counter): void {
     this.reset();
-    for (const { labels, value } of sums.values()) this.inc(labels, value);
+    for (const { labels, value } of sums.values()) this.inc(labels, value / unit);
   };
 }
 
@@ -90,10 +87,7 @@ export function registerMetrics(registry: Registry, sums: Sums): GatewayMetrics 
       name: 'sluice_cost_dollars_total', registers,
       help: 'What finished requests cost in dollars, from their usage and the config\'s pricing, by key id, org and model (requests no price names are not counted).',
       labelNames: ['key', 'org', 'model'],
-      collect() {
-        this.reset();
-        for (const { labels, nanos } of sums.cost.values()) this.inc(labels, nanos / 1e9);
-      },
+      collect: fromSums(sums.cost, 1e9),
     }),
     rateLimited: new Counter({
       name: 'sluice_rate_limited_total', registers,

@@ -59,7 +59,7 @@ export class Recorder {
   /** Adds a request's cost (dollars, rounded to the nano-dollar) to its series. */
   cost(model: string, key: string, org: string, dollars: number): void {
     const id = model + SEP + key + SEP + org;
-    childOf(this.sums.cost, id, () => ({ labels: { key, org, model }, nanos: 0 })).nanos += Math.round(dollars * 1e9);
+    childOf(this.sums.cost, id, () => ({ labels: { key, org, model }, value: 0 })).value += Math.round(dollars * 1e9);
   }
 
   /**

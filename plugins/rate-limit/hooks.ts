@@ -8,7 +8,7 @@
 // core's: taken before these hooks run.)
 import type { Logger } from 'pino';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { imageCost, limiterUnavailable, type PluginHooks, type PriceList, type RequestContext, type StoreHealthNotes } from '../../src';
+import { imageCost, limiterUnavailable, type PluginHooks, type Price, type PriceList, type RequestContext, type StoreHealthNotes } from '../../src';
 import { decide, type Fit } from './decide';
 import { amountText, rateLimited, setRateLimitHeaders } from './headers';
 import { decidedInProcess, giveBack, settle } from './limiters';
@@ -21,9 +21,6 @@ export interface RateLimitState {
   /** The reservation budgets it reserved in, the store key, points kept and answer of each, and when. */
   reserved?: { budgets: readonly CompiledBudget[]; keys: string[]; points: number[]; answers: readonly unknown[]; at: number };
 }
-
-/** Models' prices kept at most (a client's model ids are unbounded under a glob route). */
-const PRICE_CACHE_MAX = 4096;
 
 // Resolves with the answer whether the limiter resolved or rejected (over budget, or an Error).
 const same = (answer: unknown): unknown => answer;
@@ -45,15 +42,14 @@ export function createHooks({ policies, defaultMaxTokens, prices, logger, health
     health!.decided(inProcess, unavailable);
   };
 
-  /** A model's price in nano-dollars a token, for requests with no fallbacks (most): null when unpriced. */
-  const own = new Map<string, Ask['price'] | null>();
+  /** A model's price in nano-dollars a token, for requests with no fallbacks (most): made once per price entry of the config. */
+  const perToken = new WeakMap<Price, Ask['price']>();
   const ownPrice = (model: string): Ask['price'] => {
-    let price = own.get(model);
-    if (price === undefined) {
-      if (own.size >= PRICE_CACHE_MAX) own.clear();
-      own.set(model, (price = dearest([prices.of(model)]) ?? null));
-    }
-    return price ?? undefined;
+    const price = prices.of(model);
+    if (price === undefined) return undefined;
+    let nanos = perToken.get(price);
+    if (nanos === undefined) perToken.set(price, (nanos = dearest([price])));
+    return nanos;
   };
 
   /** Prices the ask at the dearest price the request may be charged at (its model's and its fallbacks'); false when none is priced. */
@@ -122,18 +118,14 @@ export function createHooks({ policies, defaultMaxTokens, prices, logger, health
     if (decision.refused === undefined && !decision.unavailable) {
       if (decision.cap !== undefined) ctx.capOutput(decision.cap);
       // Budgets of one kind keep the same (one ask, one cap): a header each kind.
-      let tokensHeaded = false;
-      let dollarsHeaded = false;
+      let tokens: number | undefined;
+      let dollars: number | undefined;
       for (let j = 0; j < reserves.length; j++) {
-        const kind = reserves[j].kind;
-        if (kind === 'tokens' && !tokensHeaded) {
-          ctx.setHeader('x-ratelimit-reserved-tokens', String(kept[j]));
-          tokensHeaded = true;
-        } else if (kind === 'dollars' && !dollarsHeaded) {
-          ctx.setHeader('x-ratelimit-reserved-dollars', amountText(kind, kept[j]));
-          dollarsHeaded = true;
-        }
+        if (reserves[j].kind === 'tokens') tokens = kept[j];
+        else dollars = kept[j];
       }
+      if (tokens !== undefined) ctx.setHeader('x-ratelimit-reserved-tokens', String(tokens));
+      if (dollars !== undefined) ctx.setHeader('x-ratelimit-reserved-dollars', amountText('dollars', dollars));
       state.policy = policy;
       state.reserved = { budgets: reserves, keys, points: kept, answers: results.slice(n), at: now };
       return;
