@@ -107,7 +107,8 @@ describe('the PII plugin, end to end', () => {
     expect(backend.requests.at(-1)!.body).toMatchObject({ instructions: 'You write to [EMAIL_1].', input: 'Mail [EMAIL_1] and [EMAIL_2].' });
     const text = res.text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6))).filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
     expect(text).toBe('Write to [EMAIL] or call [PHONE] today.');
-    expect(res.text).not.toMatch(/carol|555/);
+    // Anywhere in the stream (the done events repeat the text), the generated response ids aside: 48 random hex digits hold "555" about once in a hundred.
+    expect(res.text.replace(/resp_[0-9a-f]+/g, 'resp_')).not.toMatch(/carol|555/);
   });
 
   it('masks a JSON chat answer', async () => {
