@@ -115,7 +115,10 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
   dirs.add(dir);
   const servers: RedisProcess[] = [];
   for (let i = 0; i < masters; i++) {
-    servers.push(await startRedisServer(undefined, ['--cluster-enabled', 'yes', '--cluster-config-file', join(dir, `nodes-${i}.conf`), '--cluster-node-timeout', '2000']));
+    // The bus port named too: left to itself it is the port + 10000, inside the kernel's ephemeral
+    // range, where any outgoing connection may hold it when a stopped node starts again.
+    const bus = await freePort();
+    servers.push(await startRedisServer(undefined, ['--cluster-enabled', 'yes', '--cluster-port', String(bus), '--cluster-config-file', join(dir, `nodes-${i}.conf`), '--cluster-node-timeout', '2000']));
   }
   const nodes = servers.map((s) => `127.0.0.1:${s.port}`);
   const created = spawnSync('redis-cli', ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8', timeout: 30_000 });
