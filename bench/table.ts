@@ -3,6 +3,11 @@
 
 export const round = (n: number, d = 3): number => Math.round(n * 10 ** d) / 10 ** d;
 
+/** A change with its sign, "+8.4 %", "-12 µs", "0 %". */
+const signed = (n: number, d: number, unit: string): string => `${round(n, d) > 0 ? '+' : ''}${round(n, d)} ${unit}`;
+/** The change from `from` to `to` in per cent, signed. */
+const change = (from: number, to: number): string => signed(100 * (to / from - 1), 1, '%');
+
 /** A CPU figure's lowest and highest round, "498-540" (one round: the figure). */
 function spread(r: any, kind: 'json' | 'stream', name: string): string {
   const xs: number[] | undefined = r.cpuMicrosPerRequest.rounds?.[kind]?.[name];
@@ -33,12 +38,12 @@ export function formatTable(r: any, met: Record<string, boolean>): string {
     ['CPU µs per streamed request (20 events)', '', r.cpuMicrosPerRequest.stream.bare, r.cpuMicrosPerRequest.stream.gateway, `${round(r.cpuMicrosPerRequest.stream.gateway / r.cpuMicrosPerRequest.stream.bare, 2)} x bare`],
     ...(['json', 'stream'] as const).map((k) => [`CPU µs per ${k === 'json' ? 'JSON' : 'streamed'} request, tracing off / sampled out / every request`, '', '',
       `${r.cpuMicrosPerRequest[k].gateway} / ${r.cpuMicrosPerRequest[k].tracedSampledOut} / ${r.cpuMicrosPerRequest[k].tracedAll}`,
-      `+${round(100 * (r.cpuMicrosPerRequest[k].tracedSampledOut / r.cpuMicrosPerRequest[k].gateway - 1), 1)} % / +${round(100 * (r.cpuMicrosPerRequest[k].tracedAll / r.cpuMicrosPerRequest[k].gateway - 1), 1)} %`]),
+      `${change(r.cpuMicrosPerRequest[k].gateway, r.cpuMicrosPerRequest[k].tracedSampledOut)} / ${change(r.cpuMicrosPerRequest[k].gateway, r.cpuMicrosPerRequest[k].tracedAll)}`]),
     ...(['json', 'stream'] as const).map((k) => [`CPU µs per ${k === 'json' ? 'JSON' : 'streamed'} request, spend records off / on (memory)`, '', '',
-      `${r.cpuMicrosPerRequest[k].spendOff} / ${r.cpuMicrosPerRequest[k].gateway}`, `${r.cpuMicrosPerRequest[k].gateway - r.cpuMicrosPerRequest[k].spendOff >= 0 ? '+' : ''}${round(r.cpuMicrosPerRequest[k].gateway - r.cpuMicrosPerRequest[k].spendOff, 0)} µs`]),
+      `${r.cpuMicrosPerRequest[k].spendOff} / ${r.cpuMicrosPerRequest[k].gateway}`, signed(r.cpuMicrosPerRequest[k].gateway - r.cpuMicrosPerRequest[k].spendOff, 0, 'µs')]),
     ...(['json', 'stream'] as const).map((k) => [`CPU µs per ${k === 'json' ? 'JSON' : 'streamed'} request, without / with a dollar budget`, '', '',
-      `${r.cpuMicrosPerRequest[k].gateway} (${spread(r, k, 'gateway')}) / ${r.cpuMicrosPerRequest[k].dollarBudget} (${spread(r, k, 'dollarBudget')})`, `${r.cpuMicrosPerRequest[k].dollarBudget - r.cpuMicrosPerRequest[k].gateway >= 0 ? '+' : ''}${round(100 * (r.cpuMicrosPerRequest[k].dollarBudget / r.cpuMicrosPerRequest[k].gateway - 1), 1)} %`]),
-    ['output rules off / on: CPU µs per streamed request', '', '', `${r.outputRules.cpuMicrosPerStream.off} / ${r.outputRules.cpuMicrosPerStream.on}`, `+${round(r.outputRules.cpuMicrosPerStream.on - r.outputRules.cpuMicrosPerStream.off, 0)} µs`],
+      `${r.cpuMicrosPerRequest[k].gateway} (${spread(r, k, 'gateway')}) / ${r.cpuMicrosPerRequest[k].dollarBudget} (${spread(r, k, 'dollarBudget')})`, change(r.cpuMicrosPerRequest[k].gateway, r.cpuMicrosPerRequest[k].dollarBudget)]),
+    ['output rules off / on: CPU µs per streamed request', '', '', `${r.outputRules.cpuMicrosPerStream.off} / ${r.outputRules.cpuMicrosPerStream.on}`, signed(r.outputRules.cpuMicrosPerStream.on - r.outputRules.cpuMicrosPerStream.off, 0, 'µs')],
     ['output rules off / on: event gap p99, ms', '', '', `${r.outputRules.gapMs.off.p99} / ${r.outputRules.gapMs.on.p99}`, `${r.outputRules.addedGapP99Ms} ms`],
     ...(r.cpuMicrosPerRequest.json.baseline === undefined ? [] : [
       ['baseline gateway CPU µs per JSON / streamed request', '', '', `${r.cpuMicrosPerRequest.json.baseline} / ${r.cpuMicrosPerRequest.stream.baseline}`, 'BENCH_BASELINE'],
@@ -46,7 +51,7 @@ export function formatTable(r: any, met: Record<string, boolean>): string {
     ]),
     ...Object.keys(r.cpuMicrosPerRequest.json).filter((k) => k.startsWith('baseline:')).map((k) => [
       `tree ${k.slice('baseline:'.length)}: CPU µs per JSON / streamed request (rounds' range)`, '', '', `${r.cpuMicrosPerRequest.json[k]} (${spread(r, 'json', k)}) / ${r.cpuMicrosPerRequest.stream[k]} (${spread(r, 'stream', k)})`,
-      `this tree unpriced: ${round(100 * (r.cpuMicrosPerRequest.json.unpriced / r.cpuMicrosPerRequest.json[k] - 1), 1)} % / ${round(100 * (r.cpuMicrosPerRequest.stream.unpriced / r.cpuMicrosPerRequest.stream[k] - 1), 1)} %`]),
+      `this tree unpriced: ${change(r.cpuMicrosPerRequest.json[k], r.cpuMicrosPerRequest.json.unpriced)} / ${change(r.cpuMicrosPerRequest.stream[k], r.cpuMicrosPerRequest.stream.unpriced)}`]),
     ['CPU µs per JSON / streamed request, this tree unpriced (the baselines\' config; rounds\' range)', '', '', `${r.cpuMicrosPerRequest.json.unpriced} (${spread(r, 'json', 'unpriced')}) / ${r.cpuMicrosPerRequest.stream.unpriced} (${spread(r, 'stream', 'unpriced')})`, ''],
   ].map((row) => row.map(String));
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
