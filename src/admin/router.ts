@@ -95,12 +95,21 @@ async function stream(res: Response, answer: StreamedAnswer): Promise<void> {
   try {
     for await (const line of answer.lines) {
       if (res.destroyed) return;
-      if (!res.write(line)) await new Promise((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
+      if (!res.write(line)) await drained(res);
     }
     res.end();
   } catch {
     res.destroy();
   }
+}
+
+/** Resolves when the client has taken what was written, or has gone; leaves no listener behind (an export waits many times). */
+function drained(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => { res.off('drain', done); res.off('close', done); resolve(); };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
 
 export interface AdminRouterDeps {

@@ -26,7 +26,11 @@ async function startStreamer(events: number, eventBytes: number) {
     for (let i = 0; i < events && !res.destroyed; i++) {
       if (!res.write(chunk({ content: text }))) {
         state.blocked++;
-        await new Promise((r) => { res.once('drain', r); res.once('close', r); });
+        await new Promise<void>((r) => {
+          const go = (): void => { res.off('drain', go); res.off('close', go); r(); };
+          res.on('drain', go);
+          res.on('close', go);
+        });
       }
     }
     if (res.destroyed) return;

@@ -7,11 +7,18 @@ import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { admin, makeAdminKey } from '../support/admin';
 import { deletePrefix, sharedRedisUrl, uniquePrefix } from '../support/redis';
 import { exported, metricSums, mixedRun, spendConfig, spendSums, sumsOf } from '../support/spend';
+import { get, type ServerResponse } from 'node:http';
 import Redis from 'ioredis';
 import { RedisSpendStore, type UsageRecord } from '../../src/spend';
 import { until } from '../support/wait';
 
 const STORES = ['redis', 'memory'] as const;
+
+/** A record as the gateway writes one: request `r<i>` of `key`, 1 prompt and 2 completion tokens, a nano-dollar. */
+const usageRecord = (i: number, key: string): UsageRecord => ({
+  time: new Date().toISOString(), request_id: `r${i}`, key, org: null, model: 'm-1', protocol: 'chat', endpoint: 'chat',
+  status: 200, reason: null, prompt_tokens: 1, cached_tokens: 0, completion_tokens: 2, reasoning_tokens: 0, estimated: false, cost: 0.000000001,
+});
 
 describe.each(STORES)('spend records on the %s store', (store) => {
   const adminKey = makeAdminKey();
@@ -108,10 +115,7 @@ describe('the Redis spend store', () => {
     const client = new Redis(sharedRedisUrl());
     try {
       const store = new RedisSpendStore(client, prefix, { retentionDays: 30, streamMaxLen: 100_000 });
-      const record = (i: number): UsageRecord => ({
-        time: new Date().toISOString(), request_id: `r${i}`, key: 'k', org: null, model: 'm-1', protocol: 'chat', endpoint: 'chat',
-        status: 200, reason: null, prompt_tokens: 1, cached_tokens: 0, completion_tokens: 2, reasoning_tokens: 0, estimated: false, cost: 0.000000001,
-      });
+      const record = (i: number): UsageRecord => usageRecord(i, 'k');
       for (let i = 0; i < 2500; i += 500) await store.add(Array.from({ length: 500 }, (_, j) => record(i + j)));
       const ids: string[] = [];
       for await (const r of store.records(0, Date.now() + 1000)) ids.push(r.request_id);
@@ -126,6 +130,62 @@ describe('the Redis spend store', () => {
       expect(left).toBeLessThan(2501);
     } finally {
       client.disconnect();
+      await deletePrefix(sharedRedisUrl(), prefix);
+    }
+  });
+});
+
+/**
+ * Reads a GET slowly: nothing for 200 ms (the socket's buffers fill), then a pause of 3 ms after
+ * every 64 KB, so the server meets backpressure again and again. Counts the lines and the pauses,
+ * and calls `onPause` at each.
+ */
+function slowRead(url: string, key: string, onPause: () => void): Promise<{ status: number; lines: number; pauses: number }> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers: { authorization: `Bearer ${key}` } }, (res) => {
+      let lines = 0;
+      let pauses = 0;
+      let unpaused = 0;
+      const rest = (ms: number): void => { pauses++; onPause(); res.pause(); setTimeout(() => res.resume(), ms); };
+      rest(200);
+      res.on('data', (chunk: Buffer) => {
+        for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
+        unpaused += chunk.length;
+        if (unpaused >= 65_536) { unpaused = 0; rest(3); }
+      });
+      res.on('end', () => resolve({ status: res.statusCode!, lines, pauses }));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
+describe('a usage export read slowly', () => {
+  it('arrives whole, the gateway waiting on the reader each time without piling up listeners', async () => {
+    const adminKey = makeAdminKey();
+    const prefix = uniquePrefix();
+    const backend = await startBackend({ format: 'openai', events: 1, gapMs: 0 });
+    const gw = await startGateway(spendConfig(backend.base, 'redis', { url: sharedRedisUrl(), prefix }, adminKey.digest, [makeKey('alice').entry]), { admin: true });
+    const client = new Redis(sharedRedisUrl());
+    // The export's own response on the admin listener, whose close listeners are counted at every pause.
+    let served: ServerResponse | undefined;
+    gw.admin!.server.on('request', (_req, res: ServerResponse) => { served = res; });
+    let mostCloseListeners = 0;
+    const count = (): void => { mostCloseListeners = Math.max(mostCloseListeners, served?.listenerCount('close') ?? 0); };
+    try {
+      const store = new RedisSpendStore(client, prefix, { retentionDays: 30, streamMaxLen: 100_000 });
+      const record = (i: number): UsageRecord => usageRecord(i, 'alice');
+      const total = 20_000;
+      for (let i = 0; i < total; i += 1000) await store.add(Array.from({ length: 1000 }, (_, j) => record(i + j)));
+      const read = await slowRead(`${gw.admin!.url}/admin/usage?since=2000-01-01&format=jsonl`, adminKey.key, count);
+      expect(read.status).toBe(200);
+      expect(read.lines).toBe(total);
+      expect(read.pauses).toBeGreaterThan(20);
+      expect(mostCloseListeners).toBeGreaterThan(0);
+      expect(mostCloseListeners).toBeLessThan(10);
+    } finally {
+      client.disconnect();
+      await gw.close();
+      await backend.close();
       await deletePrefix(sharedRedisUrl(), prefix);
     }
   });
