@@ -56,11 +56,10 @@ export function createHooks({ policies, defaultMaxTokens, prices, logger, health
   function priceOf(ctx: RequestContext, ask: Ask): boolean {
     if (ctx.model === undefined) return false;
     const fallbacks = ctx.route?.fallbacks ?? [];
-    const models = (): string[] => [ctx.model!, ...fallbacks];
-    const price = fallbacks.length === 0 ? ownPrice(ctx.model) : dearest(models().map((m) => prices.of(m)));
+    const price = fallbacks.length === 0 ? ownPrice(ctx.model) : dearest([ctx.model, ...fallbacks].map((m) => prices.of(m)));
     if (price === undefined) return false;
     ask.price = price;
-    if (ctx.image !== undefined) ask.fixedNanos = Math.max(...models().map((m) => imageNanos(ctx, m)));
+    if (ctx.image !== undefined) ask.fixedNanos = Math.max(...[ctx.model, ...fallbacks].map((m) => imageNanos(ctx, m)));
     return true;
   }
   const imageNanos = (ctx: RequestContext, model: string): number => {

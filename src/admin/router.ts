@@ -16,6 +16,7 @@ import { GatewayError } from '../errors';
 import { requestIdOf } from '../pipeline/context';
 import { errorMiddleware, lastResort } from '../api/errors';
 import { jsonBodyReader } from '../api/json-body';
+import { drained } from '../backpressure';
 import { sendJson } from '../request/send-json';
 import { adminOf, type AdminKeys } from './auth';
 import { auditLine, type Audit } from './audit';
@@ -101,15 +102,6 @@ async function stream(res: Response, answer: StreamedAnswer): Promise<void> {
   } catch {
     res.destroy();
   }
-}
-
-/** Resolves when the client has taken what was written, or has gone; leaves no listener behind (an export waits many times). */
-function drained(res: Response): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => { res.off('drain', done); res.off('close', done); resolve(); };
-    res.on('drain', done);
-    res.on('close', done);
-  });
 }
 
 export interface AdminRouterDeps {

@@ -5,6 +5,7 @@
 // go and stays in rotation.
 import { request } from 'node:http';
 import type { ServerResponse } from 'node:http';
+import { drained } from '../../src/backpressure';
 import { startJsonServer } from '../support/json-server';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post } from '../support/http';
@@ -26,11 +27,7 @@ async function startStreamer(events: number, eventBytes: number) {
     for (let i = 0; i < events && !res.destroyed; i++) {
       if (!res.write(chunk({ content: text }))) {
         state.blocked++;
-        await new Promise<void>((r) => {
-          const go = (): void => { res.off('drain', go); res.off('close', go); r(); };
-          res.on('drain', go);
-          res.on('close', go);
-        });
+        await drained(res);
       }
     }
     if (res.destroyed) return;

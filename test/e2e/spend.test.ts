@@ -115,8 +115,7 @@ describe('the Redis spend store', () => {
     const client = new Redis(sharedRedisUrl());
     try {
       const store = new RedisSpendStore(client, prefix, { retentionDays: 30, streamMaxLen: 100_000 });
-      const record = (i: number): UsageRecord => usageRecord(i, 'k');
-      for (let i = 0; i < 2500; i += 500) await store.add(Array.from({ length: 500 }, (_, j) => record(i + j)));
+      for (let i = 0; i < 2500; i += 500) await store.add(Array.from({ length: 500 }, (_, j) => usageRecord(i + j, 'k')));
       const ids: string[] = [];
       for await (const r of store.records(0, Date.now() + 1000)) ids.push(r.request_id);
       expect(ids).toEqual(Array.from({ length: 2500 }, (_, i) => `r${i}`));
@@ -124,7 +123,7 @@ describe('the Redis spend store', () => {
       expect([day.requests, day.completion_tokens, day.cost_nanodollars]).toEqual([2500, 5000, 2500]);
 
       const trimmed = new RedisSpendStore(client, prefix, { retentionDays: 30, streamMaxLen: 1000 });
-      await trimmed.add([record(2500)]);
+      await trimmed.add([usageRecord(2500, 'k')]);
       const left = await client.xlen(`${prefix}usage`);
       expect(left).toBeGreaterThanOrEqual(1000);
       expect(left).toBeLessThan(2501);
@@ -173,9 +172,8 @@ describe('a usage export read slowly', () => {
     const count = (): void => { mostCloseListeners = Math.max(mostCloseListeners, served?.listenerCount('close') ?? 0); };
     try {
       const store = new RedisSpendStore(client, prefix, { retentionDays: 30, streamMaxLen: 100_000 });
-      const record = (i: number): UsageRecord => usageRecord(i, 'alice');
       const total = 20_000;
-      for (let i = 0; i < total; i += 1000) await store.add(Array.from({ length: 1000 }, (_, j) => record(i + j)));
+      for (let i = 0; i < total; i += 1000) await store.add(Array.from({ length: 1000 }, (_, j) => usageRecord(i + j, 'alice')));
       const read = await slowRead(`${gw.admin!.url}/admin/usage?since=2000-01-01&format=jsonl`, adminKey.key, count);
       expect(read.status).toBe(200);
       expect(read.lines).toBe(total);
