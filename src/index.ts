@@ -16,3 +16,6 @@ export { type ConfigView, type GatewayConfig, type Limits } from './config/schem
 export { exactModelIds } from './routing/routes';
 export { estimateTokens, outputCapOf, promptChars } from './request/usage';
 export { rewriteTexts } from './api/rewrite-texts';
+export { collapse, compose, foldReadings, foldText, lightReading, type Accents, type Composed } from './text/fold';
+export { foldedAt, foldMapped, originalAt, sourceOf, type MappedFold, type MappedReading } from './text/fold-map';
+export { decodeJsonEscapes } from './text/json-escapes';

@@ -1,8 +1,9 @@
 // content-filter: refuses a request any of whose text (the image prompt, chat
 // messages in every form, tool calls and results, tool definitions, stop
 // strings, string parameters) contains a configured term (case-insensitive,
-// whole words or phrases, on text folded as a reader sees it: fold.ts) or
-// matches a configured regular expression. The answer is the interface's
+// whole words or phrases, on text folded as a reader sees it: src/text/fold.ts,
+// accents off unless `accents: exact`; JSON escapes decoded) or matches a
+// configured regular expression. The answer is the interface's
 // content_filter error and never says which rule matched, so callers cannot
 // probe the rules. With `output`, answers are checked too, as they stream
 // (output.ts): a match cuts the answer (block) or is replaced (mask).
@@ -38,6 +39,8 @@ const settingsSchema = z.strictObject({
   terms: z.array(z.string().trim().min(1)).default([]),
   patterns: z.array(regex).default([]),
   contact: z.string().min(1).optional(),
+  // fold: "crédit" is "credit" (an accent cannot hide a term); exact: a letter with its own accent is another letter.
+  accents: z.enum(['fold', 'exact']).default('fold'),
   policyUrl: z.string().min(1).optional(),
   output: outputSchema.optional(),
 });
@@ -57,10 +60,10 @@ export const plugin: PluginDefinition<ContentFilterSettings> = {
   // The interface's own refusal for content policy.
   reasons: { content_filter: 400 },
   create(settings) {
-    const matches = compileMatcher(settings.terms, settings.patterns);
+    const matches = compileMatcher(settings.terms, settings.patterns, settings.accents);
     const message = refusalMessage(settings);
     const refuse = () => new GatewayError('content_filter', message, { param: 'prompt' });
-    const output = settings.output === undefined ? undefined : outputRules(settings.output);
+    const output = settings.output === undefined ? undefined : outputRules({ ...settings.output, accents: settings.accents });
     return {
       onRequest(ctx) {
         for (const text of ctx.texts) if (matches(text)) throw refuse();

@@ -7,8 +7,7 @@
 // characters.
 //
 //   output: { terms: ["project bluebird"], patterns: [{ pattern: "\\bAKIA[0-9A-Z]{16}\\b", maxChars: 20 }], action: block }
-import type { OutputMatch, OutputRules, OutputScan } from '../../src';
-import { foldMapped, foldedAt, originalAt, sourceOf, type MappedReading } from './fold-map';
+import { foldMapped, foldedAt, originalAt, sourceOf, type Accents, type MappedReading, type OutputMatch, type OutputRules, type OutputScan } from '../../src';
 import { termSource } from './matcher';
 import { TermPrefixes } from './prefixes';
 
@@ -17,21 +16,24 @@ export interface OutputSettings {
   patterns: Array<{ pattern: string; maxChars: number }>;
   action: 'block' | 'mask';
   mask: string;
+  /** Whether accents are folded away (the default) or kept: the plugin's `accents`. */
+  accents?: Accents;
 }
 
 interface Rule { regex: RegExp; kind: string; maxChars: number }
 
 export function outputRules(s: OutputSettings): OutputRules | undefined {
   if (s.terms.length === 0 && s.patterns.length === 0) return undefined;
-  const prefixes = new TermPrefixes(s.terms);
-  const terms: Rule[] = s.terms.length === 0 ? [] : [{ regex: new RegExp(s.terms.map(termSource).join('|'), 'giu'), kind: 'term', maxChars: prefixes.longest }];
+  const accents = s.accents ?? 'fold';
+  const prefixes = new TermPrefixes(s.terms, accents);
+  const terms: Rule[] = s.terms.length === 0 ? [] : [{ regex: new RegExp(s.terms.map((t) => termSource(t, accents)).join('|'), 'giu'), kind: 'term', maxChars: prefixes.longest }];
   const patterns: Rule[] = s.patterns.map((p) => ({ regex: new RegExp(p.pattern, 'giu'), kind: 'pattern', maxChars: p.maxChars }));
   const patternHold = Math.max(0, ...s.patterns.map((p) => p.maxChars));
   const replacement = s.action === 'mask' ? s.mask : undefined;
   return {
     maxHoldChars: Math.max(prefixes.longest, patternHold),
     scan(text: string, from: number): OutputScan {
-      const { folded, light } = foldMapped(text, patterns.length > 0);
+      const { folded, light } = foldMapped(text, patterns.length > 0, accents);
       const found: OutputMatch[] = [];
       let holdFrom = text.length;
       for (const reading of folded) {

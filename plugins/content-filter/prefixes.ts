@@ -2,7 +2,7 @@
 // terms' folded forms in a trie, walked from each word start in the window's
 // last characters. Only that is held back; text no term can begin with goes
 // on at once.
-import { foldText } from './fold';
+import { foldText, type Accents } from '../../src';
 
 interface Node { next: Map<string, Node> }
 
@@ -20,10 +20,10 @@ export class TermPrefixes {
   /** The longest folded term, in characters. */
   readonly longest: number;
 
-  constructor(terms: readonly string[]) {
+  constructor(terms: readonly string[], accents: Accents = 'fold') {
     let longest = 0;
     for (const term of terms) {
-      const folded = foldText(term).trim().replace(/\s+/g, ' ');
+      const folded = foldText(term, accents).trim().replace(/\s+/g, ' ');
       longest = Math.max(longest, folded.length);
       let node = this.root;
       for (const c of lower(folded)) {

@@ -3,18 +3,31 @@
 //   - compatibility forms become plain ones (NFKC: full-width letters,
 //     ligatures, circled and mathematical letters);
 //   - combining marks left over Latin, Greek and Cyrillic letters go: those
-//     that compose with the letter are part of it (é, ñ, й stay themselves),
-//     the rest (strike-through, stacked marks, enclosing circles) decorate;
-//   - invisible and format characters go, before whitespace runs become one
-//     space; where the text had any, it is also read with each run of them as
-//     a space (zero-width joiners in place of spaces);
+//     that compose with the letter are part of it as written (é, ñ, й), the
+//     rest (strike-through, stacked marks, enclosing circles) decorate;
+//   - invisible, format and blank characters go, before whitespace runs
+//     become one space; where the text had any, it is also read with each run
+//     of them as a space (zero-width joiners or a braille blank in place of
+//     spaces);
+//   - accents go (accents: fold, the default): a letter's marks are taken off
+//     it, so "crédit" and "cre\u0301dit" read as "credit"; with `exact` a
+//     letter with its own accent stays that letter;
 //   - letters that look like others fold to the letter they look like
 //     (confusables.ts).
 import { foldConfusables } from './confusables';
 
-// Format (zero-width space and joiners, soft hyphen, bidi marks), controls but the whitespace ones,
-// and the fillers and variation selectors Cf leaves out.
-export const INVISIBLE = '[\\p{Cf}\\x00-\\x08\\x0e-\\x1f\\x7f-\\x84\\x86-\\x9f\\u034f\\u115f\\u1160\\u3164\\uffa0\\u180b-\\u180d\\ufe00-\\ufe0f]';
+/** Whether the fold takes accents off letters (fold) or keeps a letter with its accent a letter of its own (exact). */
+export type Accents = 'fold' | 'exact';
+
+// What a reader cannot see, or sees as blank space only: Unicode's Default_Ignorable_Code_Point set
+// (DerivedCoreProperties.txt: format characters \p{Cf}, the combining grapheme joiner U+034F, Hangul
+// fillers U+115F, U+1160, U+3164, U+FFA0, Khmer inherent vowels U+17B4-U+17B5, Mongolian variation
+// selectors U+180B-U+180F, variation selectors U+FE00-U+FE0F and U+E0100-U+E01EF, the unassigned
+// U+2065, U+FFF0-U+FFF8 and U+E0000-U+E0FFF), controls but the whitespace ones, and the characters
+// that are not whitespace yet draw nothing: the braille blank U+2800 and the musical null notehead
+// U+1D159. Not U+FFFC (object replacement), which fonts draw as a box; U+3000 and the other spaces
+// are whitespace already.
+export const INVISIBLE = '[\\p{Cf}\\x00-\\x08\\x0e-\\x1f\\x7f-\\x84\\x86-\\x9f\\u034f\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u2065\\u2800\\u3164\\ufe00-\\ufe0f\\uffa0\\ufff0-\\ufff8\\u{1d159}\\u{e0000}-\\u{e0fff}]';
 const INVISIBLE_RUN = new RegExp(`${INVISIBLE}+`, 'gu');
 const WHITESPACE_RUN = /\s{2,}|[^\S ]/gu;
 const MARK = '[\\p{Mn}\\p{Me}]';
@@ -53,16 +66,23 @@ export function compose(text: string): Composed {
   return { text: bits & HAS_MARK ? nfkc.replace(MARKS_OVER_LETTERS, '') : nfkc, invisible: (bits & HAS_INVISIBLE) !== 0 };
 }
 
-/** The text folded, in every reading: one, or two when invisible characters may stand for spaces. */
-export function foldReadings({ text, invisible }: Composed): string[] {
-  const readings = invisible ? [text.replace(INVISIBLE_RUN, ''), text.replace(INVISIBLE_RUN, ' ')] : [text];
-  return readings.map((t) => collapse(foldConfusables(t.normalize('NFD')).normalize('NFC')));
+/** Composed text (no invisible characters) with its accents taken off (unless exact) and look-alike letters folded. */
+export function foldLetters(text: string, accents: Accents): string {
+  const nfd = text.normalize('NFD');
+  const bare = accents === 'fold' && (scan(nfd) & HAS_MARK) !== 0 ? nfd.replace(MARKS_OVER_LETTERS, '') : nfd;
+  return foldConfusables(bare).normalize('NFC');
 }
 
-/** The text with its letters as written, invisible characters removed: what a pattern in any script expects. */
+/** The text folded, in every reading: one, or two when invisible characters may stand for spaces. */
+export function foldReadings({ text, invisible }: Composed, accents: Accents = 'fold'): string[] {
+  const readings = invisible ? [text.replace(INVISIBLE_RUN, ''), text.replace(INVISIBLE_RUN, ' ')] : [text];
+  return readings.map((t) => collapse(foldLetters(t, accents)));
+}
+
+/** The text with its letters as written (accents kept), invisible characters removed: what a pattern in any script expects. */
 export function lightReading({ text, invisible }: Composed): string {
   return collapse(invisible ? text.replace(INVISIBLE_RUN, '') : text);
 }
 
 /** `text` as a term is matched: its first reading. */
-export const foldText = (text: string): string => foldReadings(compose(text))[0];
+export const foldText = (text: string, accents: Accents = 'fold'): string => foldReadings(compose(text), accents)[0];

@@ -6,8 +6,7 @@
 //
 //   const { folded } = foldMapped('ſecret\u200Bplan');   // folded[0].text 'secretplan', folded[1].text 'secret plan'
 //   sourceOf(folded[0], 0, 6)                              // [0, 6]: where "secret" is in the original
-import { foldConfusables } from './confusables';
-import { compose, INVISIBLE } from './fold';
+import { compose, foldLetters, INVISIBLE, type Accents } from './fold';
 
 /** A reading of the text, and per character of it the [start, end) of its source; no maps: the reading is the text itself. */
 export interface MappedReading {
@@ -72,20 +71,21 @@ interface Piece { folded: string; light: string; invisible: boolean }
 const GONE: Piece = { folded: '', light: '', invisible: false };
 
 const CACHE_MAX = 4096;
-const cache = new Map<string, Piece>();
+const caches: Record<Accents, Map<string, Piece>> = { fold: new Map(), exact: new Map() };
 
-function pieceOf(cluster: string): Piece {
+function pieceOf(cluster: string, accents: Accents): Piece {
+  const cache = caches[accents];
   let piece = cache.get(cluster);
   if (piece === undefined) {
     const composed = compose(cluster);
-    piece = { light: composed.text, folded: foldConfusables(composed.text.normalize('NFD')).normalize('NFC'), invisible: composed.invisible };
+    piece = { light: composed.text, folded: foldLetters(composed.text, accents), invisible: composed.invisible };
     if (cache.size >= CACHE_MAX) cache.clear();
     cache.set(cluster, piece);
   }
   return piece;
 }
 
-export function foldMapped(text: string, withLight = false): MappedFold {
+export function foldMapped(text: string, withLight = false, accents: Accents = 'fold'): MappedFold {
   if (PLAIN_ASCII.test(text)) {
     const reading = NEEDS_COLLAPSE.test(text) ? collapsed(text) : { text };
     return { folded: [reading], light: withLight ? reading : undefined };
@@ -100,7 +100,7 @@ export function foldMapped(text: string, withLight = false): MappedFold {
     const end = start + m[0].length;
     // A mark after a decorated letter goes, even one that is also invisible (a variation selector).
     const marksOnly = MARKS_ONLY.test(m[0]);
-    const piece = marksOnly && decorated ? GONE : pieceOf(m[0]);
+    const piece = marksOnly && decorated ? GONE : pieceOf(m[0], accents);
     if (!piece.invisible && !marksOnly) decorated = DECORATED.test(m[0]);
     pieces.push([piece, start, end]);
     if (piece.invisible) spaced ??= new Builder();
