@@ -4,7 +4,7 @@
 // can grow the metric's series.
 import pino from 'pino';
 import { Registry } from 'prom-client';
-import { droppedReporter } from '../../src/api/dropped';
+import { droppedReporter, shownName } from '../../src/api/dropped';
 import type { RequestContext } from '../../src/pipeline/contract';
 import { parseExposition, series } from '../support/metrics';
 
@@ -16,6 +16,20 @@ async function counted(names: string[]): Promise<Record<string, number>> {
   expect(headers['x-sluice-dropped']).toBe(names.join(', '));
   return series(parseExposition(await registry.metrics()), 'sluice_protocol_dropped_total');
 }
+
+describe('a dropped name as the header shows it', () => {
+  it.each([
+    ['metadata.session_a1', 'metadata.session_a1'],
+    ['metadata.☃', 'metadata.%E2%98%83'],
+    ['tools.ws\r\nX: 1', 'tools.ws%0D%0AX:%201'],
+    ['<script>', '%3Cscript%3E'],
+    ['a, b', 'a%2C%20b'],
+    ['\ud800', '%EF%BF%BD'],
+    ['x'.repeat(5000), 'x'.repeat(64)],
+  ])('%j is %s', (name, shown) => {
+    expect(shownName(name)).toBe(shown);
+  });
+});
 
 describe('the dropped-names counter', () => {
   it('counts the names the Messages translation defines by name', async () => {
