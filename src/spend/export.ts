@@ -1,16 +1,28 @@
 // The usage export's two formats, one line per record: JSON Lines (the
 // record as stored) or CSV (a header line, then the fields in COLUMNS'
 // order, RFC 4180 quoting where a field needs it; cost as a plain decimal).
+// A client names its model and its request id, so a text cell that a
+// spreadsheet would run as a formula (one beginning with = + - @, a tab or a
+// carriage return) is written as text: a single quote before it, the field
+// quoted (OWASP's rule for CSV injection). Numbers and booleans the gateway
+// writes itself stay as they are.
 import { costText } from '../pricing/prices';
 import type { UsageRecord } from './record';
 
 export const COLUMNS = ['time', 'request_id', 'key', 'org', 'model', 'protocol', 'endpoint', 'status', 'reason',
   'prompt_tokens', 'cached_tokens', 'completion_tokens', 'reasoning_tokens', 'estimated', 'cost'] as const;
 
-function csvField(value: unknown): string {
-  if (value === null || value === undefined) return '';
-  const text = String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+const FORMULA_START = /^[=+\-@\t\r]/;
+const NEEDS_QUOTES = /[",\r\n]/;
+
+const quoted = (text: string): string => `"${text.replace(/"/g, '""')}"`;
+
+/** A field as CSV writes it: a string that could start a formula as quoted text, a number or boolean as it is. */
+export function csvField(value: string | number | boolean | null): string {
+  if (value === null) return '';
+  if (typeof value !== 'string') return String(value);
+  if (FORMULA_START.test(value)) return quoted(`'${value}`);
+  return NEEDS_QUOTES.test(value) ? quoted(value) : value;
 }
 
 /** A cost as CSV writes it: a plain decimal, or an empty field when no price named the model. */

