@@ -2,7 +2,8 @@
 // of its action and a handler that returns its answer. Every request passes
 // the admin-key check first (an unknown path too, so nothing can be probed
 // without a key), then the JSON body reader, then its handler; every request
-// ends in one audit line. A path served with other methods answers 405 with
+// ends in one audit line, naming the route's action even when the key was
+// refused (the check runs once the route is matched). A path served with other methods answers 405 with
 // Allow; an unknown one 404. Errors are the gateway's error object, written
 // by the one error middleware here.
 //
@@ -69,7 +70,8 @@ const hasBody = (req: IncomingMessage): boolean =>
 /** The query string's parameters, the first of each name (a bare router parses none). */
 function queryOf(url: string): Record<string, string> {
   const q = url.indexOf('?');
-  const out: Record<string, string> = {};
+  // No prototype: a parameter named toString or __proto__ is a name like any other.
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
   if (q === -1) return out;
   for (const [name, value] of new URLSearchParams(url.slice(q + 1))) out[name] ??= value;
   return out;
@@ -78,7 +80,6 @@ function queryOf(url: string): Record<string, string> {
 function serve(r: AdminRoute) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const { audit } = req as AdminRequest;
-    audit.action = r.action;
     const call: AdminCall = {
       params: req.params as Record<string, string>, query: queryOf(req.url), body: req.body as Record<string, unknown> | undefined, admin: audit.admin!,
       get keyId() { return audit.keyId; },
@@ -117,6 +118,12 @@ export function createAdminHandler(routes: readonly AdminRoute[], deps: AdminRou
     const audit: Audit = { requestId: requestIdOf(req, res), method: req.method, action: 'unknown' };
     (req as AdminRequest).audit = audit;
     res.once('close', () => auditLine(deps.logger, audit, res.statusCode));
+    next();
+  });
+  /** The admin key, then the body: after the route is matched, so a refusal's audit line names its action. */
+  const admit = (action: string | undefined) => (req: Request, res: Response, next: NextFunction): void => {
+    const { audit } = req as AdminRequest;
+    if (action !== undefined) audit.action = action;
     try {
       audit.admin = adminOf(deps.adminKeys(), req);
     } catch (err) {
@@ -124,20 +131,20 @@ export function createAdminHandler(routes: readonly AdminRoute[], deps: AdminRou
     }
     if (hasBody(req) && req.method !== 'GET' && req.method !== 'HEAD') readBody(req, res, next);
     else next();
-  });
+  };
   const allowed = new Map<string, AdminMethod[]>();
   for (const r of routes) {
-    router[r.method.toLowerCase() as 'get'](r.path, serve(r));
+    router[r.method.toLowerCase() as 'get'](r.path, admit(r.action), serve(r));
     allowed.set(r.path, [...(allowed.get(r.path) ?? []), r.method]);
   }
   for (const [path, methods] of allowed) {
     const allow = [...methods, ...(methods.includes('GET') ? ['HEAD'] : [])].join(', ');
-    router.all(path, (_req, res, next) => {
+    router.all(path, admit(undefined), (_req, res, next) => {
       res.setHeader('allow', allow);
       next(new GatewayError('method_not_allowed', `This path accepts ${allow} only.`));
     });
   }
-  router.use((req, _res, next) => {
+  router.use(admit(undefined), (req, _res, next) => {
     const path = (req.url ?? '/').split('?')[0].slice(0, 200);
     next(new GatewayError('not_found', `No such admin endpoint: ${req.method} ${path}. The admin API is under /admin/ (see docs/admin.md).`));
   });

@@ -182,7 +182,7 @@ describe('runtime keys on two replicas (Redis)', () => {
     expect(audit.map((l) => [l.admin, l.action, l.keyId, l.outcome, l.status])).toEqual([
       [adminKey.digest.slice(0, 12), 'keys.create', 'audited', 'ok', 201],
       [adminKey.digest.slice(0, 12), 'keys.revoke', 'audited', 'ok', 200],
-      [null, 'unknown', undefined, 'unauthorized', 401],
+      [null, 'keys.list', undefined, 'unauthorized', 401],
     ]);
     const all = JSON.stringify(lines);
     expect(all).not.toContain(made.body.key);
