@@ -101,7 +101,8 @@ export function patchInput(body: Record<string, unknown> | undefined, current: S
   const { expiresAt, ...changes } = body;
   const candidate: Record<string, unknown> = { ...current.entry, id: current.id };
   for (const [field, value] of Object.entries(changes)) {
-    if (value === null) delete candidate[field]; else candidate[field] = value;
+    // Defined, not assigned: a field named __proto__ is a field (an unknown one), not the object's prototype.
+    if (value === null) delete candidate[field]; else Object.defineProperty(candidate, field, { value, enumerable: true, writable: true, configurable: true });
   }
   const { entry, expiresAt: expiry } = checked(candidate, expiresAt, rules);
   const next = expiry === undefined ? current.expiresAt : expiry ?? undefined;

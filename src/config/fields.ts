@@ -27,6 +27,12 @@ const CORE: Record<FieldPoint, ReadonlySet<string>> = {
   upstreams: new Set(shapeOf(upstreamSchema)),
 };
 
+/** The schema `owner` declares for `field` at `point`: its own entries only, so a field named toString or constructor is a name like any other. */
+function declared(owner: FieldOwner, point: FieldPoint, field: string): z.ZodType | undefined {
+  const fields = owner.fields?.[point];
+  return fields !== undefined && Object.hasOwn(fields, field) ? fields[field] : undefined;
+}
+
 type Item = readonly [point: FieldPoint, path: ReadonlyArray<string | number>, value: unknown];
 
 const isMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -54,12 +60,12 @@ export function fieldProblems(config: ConfigView, owners: readonly FieldOwner[])
     for (const field of Object.keys(value)) {
       if (CORE[point].has(field)) continue;
       const where = [...path, field];
-      const owner = owners.find((d) => d.fields?.[point]?.[field] !== undefined);
+      const owner = owners.find((d) => declared(d, point, field) !== undefined);
       if (owner === undefined) {
         problems.push(`${formatPath(where)}: unknown field`);
         continue;
       }
-      const parsed = owner.fields![point]![field].safeParse(value[field]);
+      const parsed = declared(owner, point, field)!.safeParse(value[field]);
       if (!parsed.success) {
         for (const issue of parsed.error.issues) problems.push(`${formatPath([...where, ...(issue.path as Array<string | number>)])}: ${issue.message}`);
       } else if (!owner.active) {
