@@ -96,7 +96,7 @@ export function traceSettings(config: TracesConfig, env: NodeJS.ProcessEnv): { s
   let fromEnv: { ratio?: number; parentBased: boolean } | undefined;
   const sampler = given(env, 'OTEL_TRACES_SAMPLER');
   if (sampler !== undefined) {
-    fromEnv = SAMPLERS[sampler];
+    fromEnv = Object.hasOwn(SAMPLERS, sampler) ? SAMPLERS[sampler] : undefined;
     if (fromEnv === undefined) problems.push(`OTEL_TRACES_SAMPLER must be one of ${Object.keys(SAMPLERS).join(', ')} (got ${JSON.stringify(sampler)})`);
     else if (fromEnv.ratio === undefined) {
       const arg = given(env, 'OTEL_TRACES_SAMPLER_ARG');

@@ -160,6 +160,30 @@ describe('sluice config check', () => {
     expect(r.stdout).toContain('11 problem(s)');
   });
 
+  it('names a field called toString, constructor or valueOf like any other unknown field, and ${constructor} as a variable not set', () => {
+    const file = join(dir, 'prototype-names.yaml');
+    writeFileSync(file, [
+      'keys:',
+      `  - { id: a, sha256: "${'a'.repeat(64)}", limits: { toString: 1, requests: 5 }, constructor: 1 }`,
+      'orgs:',
+      '  acme: { limits: { valueOf: 2 } }',
+      'upstreams:',
+      '  u: { url: "http://127.0.0.1:8000/v1", hasOwnProperty: 1 }',
+      'routes:',
+      '  - { model: "m-${constructor}", upstream: u, valueOf: 1 }',
+      'plugins:',
+      '  - { name: rate-limit, toString: 1 }',
+    ].join('\n'));
+    const r = sluice(['config', 'check', file]);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(1);
+    expect(r.stdout.split('\n').filter((l) => l.startsWith('  - ')).sort()).toEqual([
+      '  - keys[0].limits.toString: unknown field', '  - keys[0].constructor: unknown field', '  - orgs.acme.limits.valueOf: unknown field',
+      '  - upstreams.u.hasOwnProperty: unknown field', '  - routes[0].valueOf: unknown field', '  - plugins[0].toString: unknown field',
+      '  - routes[0].model: environment variable constructor is not set and has no default (write ${constructor:-value} to give one)',
+    ].sort());
+  });
+
   it('reports cross-references and plugin settings by path', () => {
     const file = join(dir, 'refs.yaml');
     writeFileSync(file, 'keys:\n  - { id: a, sha256: "' + 'a'.repeat(64) + '", org: ghost }\nupstreams:\n  vllm: { url: "http://127.0.0.1:8000/v1" }\nroutes:\n  - { model: "x", upstream: vllm }\n  - { model: "y", upstream: vlm }\nplugins:\n  - { name: limits, nMax: 50 }\n');

@@ -76,6 +76,17 @@ describe('SIGHUP reloads the config', () => {
     expect(scrape.text).toMatch(/^sluice_config_reloads_total\{result="success"\} 1$/m);
     expect(scrape.text).toMatch(/^sluice_config_reloads_total\{result="failure"\} 1$/m);
   });
+
+  it('refuses a file with a field named toString or constructor with the normal problems, and keeps the config in force', async () => {
+    const mark = gw.logs.length;
+    gw.writeConfig(configYaml(backend, [{ ...oldKey.entry, limits: { toString: 1 }, constructor: 1 }]));
+    process.kill(gw.pid, 'SIGHUP');
+    const failed = await gw.waitForLog('config reload failed', mark);
+    expect([...(failed.problems as string[])].sort()).toEqual(['keys[0].constructor: unknown field', 'keys[0].limits.toString: unknown field']);
+    expect(JSON.stringify(gw.logs.slice(mark))).not.toContain('safeParse');
+    expect((await post(`${gw.url}/v1/chat/completions`, chat('ok-a'), bearer(newKey.key))).status).toBe(200);
+    expect((await post(`${gw.url}/v1/chat/completions`, chat('ok-a'), bearer(oldKey.key))).status).toBe(401);
+  });
 });
 
 describe('SIGTERM drains', () => {

@@ -179,6 +179,7 @@ describe('toChat: parameters', () => {
     ['disabled', { thinking: { type: 'disabled' } }, { chat_template_kwargs: { enable_thinking: false } }, []],
     ['a type chat has no switch for', { thinking: { type: 'between_tools' } }, {}, ['thinking']],
     ['an unknown effort', { output_config: { effort: 'extreme' } }, {}, ['output_config.effort']],
+    ['an effort named like an Object member', { output_config: { effort: 'constructor' } }, {}, ['output_config.effort']],
   ])('maps thinking %s', (_what, body, expected, dropped) => {
     const out = translate(body);
     expect({ chat_template_kwargs: out.params.chat_template_kwargs, reasoning_effort: out.params.reasoning_effort }).toEqual({ chat_template_kwargs: undefined, reasoning_effort: undefined, ...expected });

@@ -61,3 +61,11 @@ describe('traceSettings', () => {
     expect(disabledByEnv({ OTEL_SDK_DISABLED: 'false', OTEL_TRACES_EXPORTER: 'otlp' })).toBe(false);
   });
 });
+
+describe('a sampler named like an Object member', () => {
+  it.each(['toString', 'constructor', '__proto__'])('OTEL_TRACES_SAMPLER=%s is an unknown sampler', (name) => {
+    expect(traceSettings(config(), { OTEL_TRACES_SAMPLER: name }).problems).toEqual([
+      `OTEL_TRACES_SAMPLER must be one of always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio (got "${name}")`,
+    ]);
+  });
+});

@@ -94,7 +94,7 @@ function thinkingParams(req: MessagesRequest, params: Record<string, unknown>, d
   if (params.chat_template_kwargs !== undefined) for (const key in thinking) if (key !== 'type' && key !== 'budget_tokens') dropped.add(`thinking.${key}`);
   const on = thinking?.type === 'enabled' || thinking?.type === 'adaptive';
   const { effort, format, ...rest } = req.output_config ?? {};
-  const level = effort ? EFFORT[effort] : on ? budgetEffort(thinking?.budget_tokens) : undefined;
+  const level = effort ? (Object.hasOwn(EFFORT, effort) ? EFFORT[effort] : undefined) : on ? budgetEffort(thinking?.budget_tokens) : undefined;
   if (level !== undefined) params.reasoning_effort = level;
   else if (effort) dropped.add('output_config.effort');
   if (format?.type === 'json_schema' && format.schema) {

@@ -29,7 +29,7 @@ export function inputItems(req: ResponsesRequest, makeId: (prefix: string) => st
   }
   return req.input.map((item): StoredItem => {
     const type = item.type ?? ('role' in item ? 'message' : 'item_reference');
-    if (type !== 'message') return { ...item, type, id: item.id ?? makeId(PREFIX[type] ?? 'item') };
+    if (type !== 'message') return { ...item, type, id: item.id ?? makeId(Object.hasOwn(PREFIX, type) ? PREFIX[type] : 'item') };
     const m = item as MessageItem;
     const content = typeof m.content !== 'string' ? m.content
       : m.role === 'assistant' ? [{ type: 'output_text', text: m.content, annotations: [] }] : [{ type: 'input_text', text: m.content }];

@@ -59,7 +59,7 @@ export function toChat(req: ResponsesRequest, options: ToChatOptions = {}): Chat
   copy(params, 'user', req.user);
   copy(params, 'service_tier', req.service_tier);
   const effort = req.reasoning?.effort;
-  if (typeof effort === 'string') params.reasoning_effort = EFFORT[effort] ?? effort;
+  if (typeof effort === 'string') params.reasoning_effort = Object.hasOwn(EFFORT, effort) ? EFFORT[effort] : effort;
   const format = req.text?.format;
   if (format?.type === 'json_object') params.response_format = { type: 'json_object' };
   if (format?.type === 'json_schema' && 'schema' in format) {
