@@ -148,11 +148,17 @@ export interface OutputScan {
 export interface OutputRules {
   /** The longest text a match can span: the most the window holds back (in the characters the rules count). */
   readonly maxHoldChars: number;
+  /** False: reasoning text (a model's thinking, its summaries) is left alone; it is read otherwise. */
+  readonly readsReasoning?: boolean;
   /**
    * The matches in `text` and where holding must start. Positions before
-   * `from` were already sent (they are there as context, for lookbehinds):
-   * matches starting there are ignored. A match that reaches the end of the
-   * text is acted on only once more text follows it or the answer ends.
+   * `from` are context, for lookbehinds: matches starting there are ignored.
+   * Text from `from` on may have gone out already (the end of a stretch the
+   * next one continues): a match found there still counts. A match that
+   * reaches the end of the text is acted on only once more text follows it
+   * or the answer ends. The text is the answer as a client reads it: JSON
+   * escapes decoded, and any run of whitespace, invisible characters and
+   * marks longer than 16 shortened to 16 and one of each kind it holds.
    */
   scan(text: string, from: number): OutputScan;
 }

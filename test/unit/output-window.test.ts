@@ -109,3 +109,63 @@ describe('the window on the content filter\'s output rules', () => {
     expect(stream([['cf', p]], split('key AKIAIOSFODNN7EXAMPLE here', 10)).text).toBe('key [key] here');
   });
 });
+
+describe('the window on text that stops and goes on, escapes and filler', () => {
+  const rules = outputRules({ terms: ['project bluebird'], patterns: [], action: 'block', mask: '[x]' })!;
+  const masking = outputRules({ terms: ['project bluebird'], patterns: [], action: 'mask', mask: '[x]' })!;
+  const text = (r = rules) => new OutputText({ rules: [{ plugin: 'cf', rules: r }] }, {} as never);
+
+  it('catches a term whose text stopped between its words and went on (a tool call between, an early finish)', () => {
+    const out = text();
+    const sent = [out.push('0:c', 'ok project '), out.flush('0:c'), out.push('0:c', 'blue'), out.push('0:c', 'bird done'), out.end('0:c')];
+    expect(sent.join('')).toBe('ok project ');
+    expect(out.blocked).toMatchObject({ kind: 'term' });
+  });
+
+  it('masks the rest of such a term and goes on', () => {
+    const out = text(masking);
+    const sent = [out.push('0:c', 'ok project'), out.flush('0:c'), out.push('0:c', ' bluebird done'), out.end('0:c')];
+    expect(sent.join('')).toBe('ok project[x] done');
+    expect(out.blocked).toBeUndefined();
+  });
+
+  it('lets go of text a flush ended when what follows cannot complete a match', () => {
+    const out = text();
+    const sent = [out.push('0:c', 'a project '), out.flush('0:c'), out.push('0:c', 'plan'), out.end('0:c')];
+    expect(sent).toEqual(['a ', 'project ', 'plan', '']);
+  });
+
+  it.each([2, 5, 12])('reads JSON escapes in arguments cut into %i pieces; a mask leaves valid JSON', (n) => {
+    const raw = '{"a":"project \\u0062luebird","b":"x"}';
+    const blocked = text();
+    split(raw, n).forEach((p) => blocked.push('0:t0', p, 'json'));
+    blocked.end('0:t0');
+    expect(blocked.blocked).toBeDefined();
+    const quoted = outputRules({ terms: ['project bluebird'], patterns: [], action: 'mask', mask: '"q"\\' })!;
+    const masked = text(quoted);
+    const out = [...split(raw, n).map((p) => masked.push('0:t0', p, 'json')), masked.end('0:t0')].join('');
+    expect(JSON.parse(out)).toEqual({ a: '"q"\\', b: 'x' });
+  });
+
+  it('reads a long run of zero-width spaces once: the rules see a bounded text whatever the run', () => {
+    let longest = 0;
+    let scans = 0;
+    const counting = { ...rules, scan: (t: string, from: number) => { scans++; longest = Math.max(longest, t.length); return rules.scan(t, from); } };
+    for (const start of ['hello ', 'ok project ']) {
+      const out = new OutputText({ rules: [{ plugin: 'cf', rules: counting }] }, {} as never);
+      let sent = out.push('0:c', start);
+      for (let i = 0; i < 1000; i++) sent += out.push('0:c', '\u200b'.repeat(100));
+      sent += out.push('0:c', 'bluebird done') + out.end('0:c');
+      if (start === 'hello ') expect(sent).toBe(`hello ${'\u200b'.repeat(100_000)}bluebird done`);
+      else expect(out.blocked).toBeDefined();
+    }
+    expect(longest).toBeLessThan(200);
+    expect(scans).toBeLessThan(20);
+  });
+
+  it('sends filler after the last text that could begin a match at once', () => {
+    const out = text();
+    expect(out.push('0:c', 'hello ')).toBe('hello ');
+    expect(out.push('0:c', '\u200b\u200b')).toBe('\u200b\u200b');
+  });
+});

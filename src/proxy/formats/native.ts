@@ -90,7 +90,13 @@ class NativeStream implements StreamTransformer {
         if (this.output === undefined || c === null || typeof c !== 'object') continue;
         const delta = this.output.delta(index, c.delta ?? {}, typeof c.finish_reason === 'string');
         if (delta !== c.delta) { c.delta = delta; changed = true; }
-        if (this.output.blocked) { chunk.choices = chunk.choices.slice(0, chunk.choices.indexOf(c) + 1); break; }
+        if (this.output.blocked) {
+          // The cut choice ends in endCut, as the filter ended it, whatever the backend said.
+          if (c.finish_reason !== null && c.finish_reason !== undefined) { c.finish_reason = null; changed = true; }
+          this.finished.delete(index);
+          chunk.choices = chunk.choices.slice(0, chunk.choices.indexOf(c) + 1);
+          break;
+        }
       }
     }
     emit(changed ? JSON.stringify(chunk) : data);

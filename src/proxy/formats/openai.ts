@@ -170,11 +170,15 @@ class OpenAIStream implements StreamTransformer {
       if (this.output !== undefined) delta = this.output.delta(index, delta, typeof c.finish_reason === 'string');
       if (this.ctx.forwarding.relayedText !== undefined) keepText(this.ctx, index, delta);
       const first = !this.started.has(index);
-      if (!first && !carriesSomething(c, delta)) continue;
-      if (first) this.started.add(index);
-      // The finish reason waits for the last chunk, which also carries the usage.
-      out.push({ ...c, index, delta: first ? { role: 'assistant', ...delta } : delta, finish_reason: null });
-      if (this.output?.blocked) break;
+      // A rule cut this choice: it ends as the filter ended it, whatever the backend said.
+      const cut = this.output?.blocked === true;
+      if (cut) this.finish.set(index, 'content_filter');
+      if (first || carriesSomething(c, delta)) {
+        if (first) this.started.add(index);
+        // The finish reason waits for the last chunk, which also carries the usage.
+        out.push({ ...c, index, delta: first ? { role: 'assistant', ...delta } : delta, finish_reason: null });
+      }
+      if (cut) break;
     }
     if (out.length > 0) emit(this.chunk(out));
     if (this.output?.blocked) this.cutting = true;

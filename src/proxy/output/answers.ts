@@ -9,7 +9,7 @@
 import type { Context } from '../../pipeline/context';
 import { rewriteStrings } from '../../request/rewrite-strings';
 import { ChatOutput } from './chat';
-import { OutputText } from './text';
+import { OutputText, type PartKind } from './text';
 
 type Loose = Record<string, any>;
 
@@ -24,20 +24,23 @@ export function chatOutputOf(ctx: Context): ChatOutput | undefined {
 /** A fresh check for one whole answer part (each choice is decided on its own). */
 const checker = (ctx: Context): OutputText => new OutputText(ctx.forwarding.output!, ctx.forwarding);
 
-/** A chat completion's choices with the rules applied (content, then each tool call's arguments). */
+/** A chat message's text fields, in the order a stream carries them, and their kinds. */
+const MESSAGE_TEXTS: ReadonlyArray<readonly [string, PartKind]> = [['reasoning_content', 'reasoning'], ['reasoning', 'reasoning'], ['content', 'text'], ['refusal', 'text']];
+
+/** A chat completion's choices with the rules applied (reasoning, content and refusal, then each tool call's arguments). */
 export function checkChatJson(ctx: Context, choices: unknown[]): unknown[] {
   return choices.map((raw) => {
     if (!isRecord(raw) || !isRecord(raw.message)) return raw;
     const out = checker(ctx);
     const message: Loose = { ...raw.message };
-    if (typeof message.content === 'string') message.content = out.whole(message.content);
+    for (const [field, kind] of MESSAGE_TEXTS) if (typeof message[field] === 'string') message[field] = out.whole(message[field], kind);
     if (Array.isArray(message.tool_calls)) {
       const kept: unknown[] = [];
       for (const call of message.tool_calls) {
         if (out.blocked !== undefined) break;
         const args = call?.function?.arguments;
         if (typeof args !== 'string') { kept.push(call); continue; }
-        const checked = out.whole(args);
+        const checked = out.whole(args, 'json');
         if (out.blocked === undefined) kept.push(checked === args ? call : { ...call, function: { ...call.function, arguments: checked } });
       }
       if (kept.length > 0) message.tool_calls = kept;

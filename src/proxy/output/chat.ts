@@ -1,18 +1,27 @@
 // Output rules on chat-completions chunks, for every stream that carries
 // them (the openai and native formats, and a chat backend's stream on its way
-// to a Responses or Messages client): each choice's content and each tool
-// call's arguments are parts of their own. A choice moves from one part to
-// the next in order (its text, then its tool calls), so when it moves on,
-// the part it leaves is over and what it held goes out first, in the same
-// delta, ahead of the new part; its finish reason ends its last part.
-import { OutputText } from './text';
+// to a Responses or Messages client): each choice's content, refusal and
+// reasoning, and each tool call's arguments, are parts of their own. A
+// choice's content reads as one text to its client however its deltas are
+// interleaved with tool calls or an early finish reason, so moving to another
+// part, or a finish reason, only flushes the part it leaves: what it held
+// goes out first, in the same delta, and what could still begin a match stays
+// as context for the text that may follow. Every part ends with the stream.
+import type { OutputText, PartKind } from './text';
 
 type Delta = Record<string, unknown>;
 type ToolCallDelta = { index?: unknown; function?: { arguments?: unknown } & Record<string, unknown> } & Record<string, unknown>;
 
+/** The text fields of a delta: the field, its part's key, and its kind. */
+const TEXT_FIELDS: ReadonlyArray<readonly [field: string, key: string, kind: PartKind]> = [
+  ['reasoning_content', 'rc', 'reasoning'], ['reasoning', 'rs', 'reasoning'], ['content', 'c', 'text'], ['refusal', 'r', 'text'],
+];
+const FIELD_OF: Readonly<Record<string, string>> = { rc: 'reasoning_content', rs: 'reasoning', c: 'content', r: 'refusal' };
+
 export class ChatOutput {
-  /** Per choice, the part it is in: "c" (content) or "t<index>" (a tool call). */
+  /** Per choice, the part it is in ("c", "r", "rc", "rs", or "t<index>" for a tool call), and every part it opened. */
   private readonly current = new Map<number, string>();
+  private readonly opened = new Map<number, Set<string>>();
 
   constructor(readonly text: OutputText) {}
 
@@ -26,14 +35,17 @@ export class ChatOutput {
    * changed. `finishing`: the chunk carries the choice's finish reason.
    */
   delta(index: number, delta: Delta, finishing: boolean): Delta {
-    let content = typeof delta.content === 'string' && delta.content !== '' ? delta.content : undefined;
     const calls = Array.isArray(delta.tool_calls) ? (delta.tool_calls as unknown[]) : undefined;
-    if (content === undefined && calls === undefined && !finishing) return delta;
     const out = new Parts();
-    if (content !== undefined) {
-      this.moveTo(index, 'c', out);
-      out.content += this.text.push(`${index}:c`, content);
+    let texts = false;
+    for (const [field, key, kind] of TEXT_FIELDS) {
+      const text = delta[field];
+      if (typeof text !== 'string' || text === '') continue;
+      texts = true;
+      this.moveTo(index, key, out);
+      out.add(field, this.text.push(`${index}:${key}`, text, kind));
     }
+    if (!texts && calls === undefined && !finishing) return delta;
     if (calls !== undefined) {
       calls.forEach((raw, position) => {
         if (raw === null || typeof raw !== 'object') return;
@@ -42,61 +54,74 @@ export class ChatOutput {
         this.moveTo(index, `t${k}`, out);
         const args = call.function?.arguments;
         if (typeof args !== 'string' || args === '') return void out.calls.push(call);
-        const released = this.text.push(`${index}:t${k}`, args);
+        const released = this.text.push(`${index}:t${k}`, args, 'json');
         // A piece of arguments wholly held back goes out later; a call's first delta (its id and name) goes now.
         if (released !== '' || call.id !== undefined || call.function?.name !== undefined) out.calls.push(released === args ? call : { ...call, function: { ...call.function, arguments: released } });
       });
     }
-    if (finishing) this.leave(index, out);
-    if (content === out.content && (calls === undefined || sameCalls(calls, out.calls))) return delta;
-    return out.applyTo(delta, content !== undefined);
+    if (finishing) {
+      const at = this.current.get(index);
+      if (at !== undefined) out.release(at, this.text.flush(`${index}:${at}`));
+    }
+    if (out.same(delta, calls)) return delta;
+    return out.applyTo(delta);
   }
 
-  /** The end of the stream: every part still open gives what it held, per choice (a stream that ended without finish reasons). */
+  /** The end of the stream: every part of every choice ends, and gives what it held, per choice. */
   endAll(): Array<[number, Delta]> {
     const out: Array<[number, Delta]> = [];
-    for (const index of [...this.current.keys()]) {
-      const parts = new Parts();
-      this.leave(index, parts);
-      if (parts.content !== '' || parts.calls.length > 0) out.push([index, parts.applyTo({}, false)]);
+    for (const [index, parts] of this.opened) {
+      const tails = new Parts();
+      for (const part of parts) tails.release(part, this.text.end(`${index}:${part}`));
+      if (!tails.empty) out.push([index, tails.applyTo({})]);
     }
+    this.opened.clear();
+    this.current.clear();
     return out;
   }
 
   private moveTo(index: number, part: string, out: Parts): void {
     const at = this.current.get(index);
     if (at === part) return;
-    if (at !== undefined) this.release(index, at, out);
+    if (at !== undefined) out.release(at, this.text.flush(`${index}:${at}`));
     this.current.set(index, part);
-  }
-
-  private leave(index: number, out: Parts): void {
-    const at = this.current.get(index);
-    if (at === undefined) return;
-    this.current.delete(index);
-    this.release(index, at, out);
-  }
-
-  private release(index: number, part: string, out: Parts): void {
-    const tail = this.text.end(`${index}:${part}`);
-    if (tail === '') return;
-    if (part === 'c') out.content += tail;
-    else out.calls.push({ index: Number(part.slice(1)), function: { arguments: tail } });
+    let parts = this.opened.get(index);
+    if (parts === undefined) this.opened.set(index, (parts = new Set()));
+    parts.add(part);
   }
 }
 
-/** What a delta's texts become: its content, and its tool-call pieces in order. */
+/** What a delta's texts become: each text field's, and its tool-call pieces in order. */
 class Parts {
-  content = '';
+  private readonly fields = new Map<string, string>();
   calls: ToolCallDelta[] = [];
 
-  applyTo(delta: Delta, hadContent: boolean): Delta {
+  get empty(): boolean {
+    return this.calls.length === 0 && [...this.fields.values()].every((t) => t === '');
+  }
+
+  add(field: string, text: string): void {
+    this.fields.set(field, (this.fields.get(field) ?? '') + text);
+  }
+
+  /** What part `part` released, in its field (a tool call's: a piece of its arguments). */
+  release(part: string, tail: string): void {
+    if (tail === '') return;
+    if (part[0] === 't') this.calls.push({ index: Number(part.slice(1)), function: { arguments: tail } });
+    else this.add(FIELD_OF[part], tail);
+  }
+
+  /** Whether the delta goes out as it came. */
+  same(delta: Delta, calls: readonly unknown[] | undefined): boolean {
+    for (const [field, text] of this.fields) if (delta[field] !== text) return false;
+    return calls === undefined ? this.calls.length === 0 : calls.length === this.calls.length && calls.every((c, i) => c === this.calls[i]);
+  }
+
+  applyTo(delta: Delta): Delta {
     const next: Delta = { ...delta };
-    if (this.content !== '' || hadContent) next.content = this.content;
+    for (const [field, text] of this.fields) next[field] = text;
     if (this.calls.length > 0) next.tool_calls = this.calls;
     else delete next.tool_calls;
     return next;
   }
 }
-
-const sameCalls = (a: readonly unknown[], b: readonly unknown[]): boolean => a.length === b.length && a.every((c, i) => c === b[i]);

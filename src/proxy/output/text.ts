@@ -6,11 +6,19 @@
 // next one reads. A plugin with no rules for the request adds nothing here,
 // and a request with none has no OutputText at all.
 //
+// A part is a text as the client reads it, which may arrive in stretches:
+// a choice's content around its tool calls, a message's text over several
+// content parts or blocks. `flush` ends a stretch (what was held goes out)
+// and the part goes on with the next push; `end` ends the part.
+//
 //   const out = new OutputText(policy, ctx.forwarding);
 //   send(out.push('0:c', delta));  ...  send(out.end('0:c'));   // out.blocked: cut the answer there
 import type { OutputMatch } from '../../pipeline/contract';
 import type { OutputPolicy } from '../../pipeline/output-policy';
-import { OutputWindow, type WindowSink } from './window';
+import { OutputWindow, type WindowMode, type WindowSink } from './window';
+
+/** What a part's text is: text, reasoning (read by the rules that read it), or JSON (tool arguments: masks go in escaped). */
+export type PartKind = 'text' | 'reasoning' | 'json';
 
 /** Where the request notes what the rules did (its forwarding state, read by the access log). */
 interface FilteredNote { filtered?: 'mask' | 'block' }
@@ -24,9 +32,19 @@ export class OutputText implements WindowSink {
 
   constructor(private readonly policy: OutputPolicy, private readonly note: FilteredNote) {}
 
-  /** Text of a part as it streams; returns what may go out now (after a block: what came before the match, then nothing). */
-  push(part: string, text: string): string {
-    return this.blocked === undefined ? this.run(this.windowsOf(part), text, false) : '';
+  /**
+   * Text of a part as it streams; returns what may go out now (after a
+   * block: what came before the match, then nothing). `kind` counts when the
+   * part's first text comes.
+   */
+  push(part: string, text: string, kind: PartKind = 'text'): string {
+    return this.blocked === undefined ? this.run(this.windowsOf(part, kind), text, 'more') : '';
+  }
+
+  /** A stretch of the part is over, and the part may go on: returns what it held, kept as context for what follows. */
+  flush(part: string): string {
+    const windows = this.parts.get(part);
+    return windows === undefined || this.blocked !== undefined ? '' : this.run(windows, '', 'flush');
   }
 
   /** The part is over: returns what it still held, checked as final. */
@@ -34,7 +52,7 @@ export class OutputText implements WindowSink {
     const windows = this.parts.get(part);
     if (windows === undefined || this.blocked !== undefined) return '';
     this.parts.delete(part);
-    return this.run(windows, '', true);
+    return this.run(windows, '', 'final');
   }
 
   /** The parts that hold text back, whose prefix is `prefix` (all with ''). */
@@ -45,9 +63,9 @@ export class OutputText implements WindowSink {
   }
 
   /** A whole text (of a JSON answer, or an event that repeats a part whole): checked as final, in windows of its own. */
-  whole(text: string): string {
+  whole(text: string, kind: PartKind = 'text'): string {
     if (this.blocked !== undefined) return '';
-    return this.run(this.policy.rules.map(({ plugin, rules }) => new OutputWindow(rules, plugin, this)), text, true);
+    return this.run(this.windowsFor(kind), text, 'final');
   }
 
   acted(plugin: string, match: OutputMatch): void {
@@ -56,24 +74,32 @@ export class OutputText implements WindowSink {
     this.note.filtered = match.action === 'block' || this.note.filtered === 'block' ? 'block' : 'mask';
   }
 
-  private windowsOf(part: string): OutputWindow[] {
+  private windowsOf(part: string, kind: PartKind): OutputWindow[] {
     let windows = this.parts.get(part);
     if (windows === undefined) {
-      windows = this.policy.rules.map(({ plugin, rules }) => new OutputWindow(rules, plugin, this));
+      windows = this.windowsFor(kind);
       this.parts.set(part, windows);
     }
     return windows;
   }
 
+  /** A window per plugin whose rules read this kind of text. */
+  private windowsFor(kind: PartKind): OutputWindow[] {
+    const windows: OutputWindow[] = [];
+    for (const { plugin, rules } of this.policy.rules) {
+      if (kind !== 'reasoning' || rules.readsReasoning !== false) windows.push(new OutputWindow(rules, plugin, this, kind === 'json'));
+    }
+    return windows;
+  }
+
   /** Through each window in turn; after a block, the windows after it decide the text before the match as final. */
-  private run(windows: readonly OutputWindow[], text: string, final: boolean): string {
-    let cut = final;
+  private run(windows: readonly OutputWindow[], text: string, mode: WindowMode): string {
     for (const w of windows) {
-      const step = w.push(text, cut);
+      const step = w.push(text, mode);
       text = step.text;
       if (step.block !== undefined && this.blocked === undefined) {
         this.blocked = step.block;
-        cut = true;
+        mode = 'final';
       }
     }
     return text;
