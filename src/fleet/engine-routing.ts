@@ -18,7 +18,7 @@ export interface EngineRouting {
 }
 
 export function startEngineRouting(upstream: string, members: readonly Member[], config: EngineMetricsConfig, scoring: ScoringConfig, metrics: ScoredMetrics): EngineRouting {
-  const scraper = startEngineScraper(members, config, (m, ok) => metrics.scraped(upstream, m.url, ok));
+  const scraper = startEngineScraper(members, config, (m, ok) => metrics.scraped(upstream, m.shown, ok));
   metrics.watch(upstream, members, scraper);
   return {
     picker() {

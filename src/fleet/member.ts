@@ -5,6 +5,7 @@
 // bad, cut or stalled answer), so one model's trouble never takes another
 // out of rotation. In each scope: attempts failing in a row, until when it is
 // out, and the one trial request that decides whether it is back.
+import { shownUrl } from '../config/shown-url';
 
 /** Why a scope is out of rotation: attempts that failed, a 429 asking to wait, or failed active checks. */
 export type EjectionCause = 'failures' | 'rate_limited' | 'check';
@@ -50,8 +51,13 @@ export class Member extends Health {
    */
   readonly models = new Map<string, ModelHealth>();
 
+  /** The URL as metrics, spans and logs show it: credentials in its userinfo or query replaced (src/config/shown-url.ts). */
+  readonly shown: string;
+
+  /** `url` is the endpoint as configured, what requests go to. */
   constructor(readonly url: string, readonly weight: number, readonly index: number) {
     super();
+    this.shown = shownUrl(url);
   }
 
   /** Whether a request for `model` may go here now: the endpoint in rotation, and the model on it. */

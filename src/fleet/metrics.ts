@@ -35,7 +35,7 @@ export function fleetMetrics(registry: Registry | undefined): FleetMetrics {
     collect() {
       this.reset();
       const now = Date.now();
-      for (const [upstream, members] of fleets) for (const m of members) this.set({ upstream, endpoint: m.url }, m.isEjected(now) ? 0 : 1);
+      for (const [upstream, members] of fleets) for (const m of members) this.set({ upstream, endpoint: m.shown }, m.isEjected(now) ? 0 : 1);
     },
   });
   new Gauge({
@@ -49,7 +49,7 @@ export function fleetMetrics(registry: Registry | undefined): FleetMetrics {
         for (const m of members) {
           const up = new Map<string, number>();
           for (const h of m.models.values()) up.set(h.label, Math.min(up.get(h.label) ?? 1, h.isEjected(now) ? 0 : 1));
-          for (const [model, value] of up) this.set({ upstream, endpoint: m.url, model }, value);
+          for (const [model, value] of up) this.set({ upstream, endpoint: m.shown, model }, value);
         }
       }
     },

@@ -40,7 +40,7 @@ export function scoredMetrics(registry: Registry | undefined): ScoredMetrics {
       for (const [upstream, w] of fleets) {
         w.members.forEach((m, i) => {
           const v = value(w, i, now);
-          if (v !== undefined) this.set({ upstream, endpoint: m.url }, v);
+          if (v !== undefined) this.set({ upstream, endpoint: m.shown }, v);
         });
       }
     },
@@ -70,7 +70,7 @@ export function scoredMetrics(registry: Registry | undefined): ScoredMetrics {
   const metrics: ScoredMetrics = {
     watch(upstream, members, scraper, index) {
       fleets.set(upstream, { members, scraper, index });
-      for (const m of members) for (const result of ['ok', 'failed']) scrapes.inc({ upstream, endpoint: m.url, result }, 0);
+      for (const m of members) for (const result of ['ok', 'failed']) scrapes.inc({ upstream, endpoint: m.shown, result }, 0);
       if (index) {
         for (const reason of DECISIONS) decisions.inc({ upstream, reason }, 0);
         blocks.inc({ upstream }, 0);

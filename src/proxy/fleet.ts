@@ -86,7 +86,7 @@ export class Fleet {
     tries.tried.add(member);
     if (!fresh) tries.count++; // a dropped idle connection tried again is not a new attempt
     ctx.forwarding.attempts++;
-    ctx.forwarding.endpoint = member.url;
+    ctx.forwarding.endpoint = member.shown;
     const span = ctx.trace === undefined ? undefined : this.span(ctx, b, tries);
     const call = new UpstreamCall(ctx, p.call, p.pipeline, p.reply, new FleetAttempt(this, ctx, path, body, b, tries, fresh, budgeted, span), tries.format);
     ctx.forwarding.call = call;
@@ -101,7 +101,7 @@ export class Fleet {
     const { request, where } = tries;
     return ctx.trace!.attempt({
       operation: ctx.endpoint === 'images' ? 'generate_content' : 'chat', provider: p.provider, model: request.model, upstream: p.name,
-      endpoint: b.member.url, host: b.host, port: b.port, attempt: ctx.forwarding.attempts, picker: p.pickerName,
+      endpoint: b.member.shown, host: b.host, port: b.port, attempt: ctx.forwarding.attempts, picker: p.pickerName,
       // A retry on the same endpoint, or over a fresh connection, was not the picker's choice.
       pickerReason: where === 'same' ? 'same_endpoint' : where === 'fresh' ? 'fresh_connection' : request.reason,
       retryReason: tries.why,
@@ -157,7 +157,7 @@ class FleetAttempt implements Attempt {
     member.inflight--;
     if (this.budgeted) p.budget.release();
     const out = p.health.record(member, this.tries.request.model, result, Date.now(), retryAfterMs);
-    if (out !== undefined) p.metrics.ejected(p.name, member.url, out instanceof ModelHealth ? out.label : '', out.cause);
+    if (out !== undefined) p.metrics.ejected(p.name, member.shown, out instanceof ModelHealth ? out.label : '', out.cause);
   }
 
   retry(why: RetryReason, retryAfterMs?: number): boolean {

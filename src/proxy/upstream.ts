@@ -66,7 +66,7 @@ export function createUpstream(name: string, config: UpstreamConfig & UpstreamSe
   metrics.watch(name, members);
   const headers = Object.fromEntries(Object.entries(config.headers).map(([k, v]) => [k.toLowerCase(), v]));
   const stopChecks = config.healthCheck
-    ? startHealthChecks(health, config.healthCheck, headers, Math.min(config.timeoutMs, config.healthCheck.intervalMs), (m) => metrics.ejected(name, m.url, '', 'check'))
+    ? startHealthChecks(health, config.healthCheck, headers, Math.min(config.timeoutMs, config.healthCheck.intervalMs), (m) => metrics.ejected(name, m.shown, '', 'check'))
     : undefined;
   const engines = config.engineMetrics && startEngineRouting(name, members, config.engineMetrics, config.scoring, engineMetrics);
   const format = config.format === 'openai' ? openaiFormat : nativeFormat;

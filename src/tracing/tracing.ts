@@ -20,6 +20,7 @@ import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-t
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import type { GatewayConfig } from '../config/schema';
 import { ConfigError } from '../config/load';
+import { shownUrl } from '../config/shown-url';
 import type { RequestContext } from '../pipeline/contract';
 import { packageVersion } from '../version';
 import { CountingProcessor, traceCounters } from './export';
@@ -126,7 +127,7 @@ export function createTracing(config: GatewayConfig, deps: TracingDeps): Tracing
   // more: a collector that never answers holds two batches, not thirty.
   const options = { url: settings.endpoint, headers: settings.headers, timeoutMillis: settings.timeoutMs, concurrencyLimit: 2 };
   const exporter: SpanExporter = settings.protocol === 'http/json' ? new JsonExporter(options) : new ProtobufExporter(options);
-  const processor = new CountingProcessor(exporter, settings.maxQueueSize, settings.scheduledDelayMs, settings.timeoutMs, traceCounters(deps.metrics), deps.logger, settings.endpoint);
+  const processor = new CountingProcessor(exporter, settings.maxQueueSize, settings.scheduledDelayMs, settings.timeoutMs, traceCounters(deps.metrics), deps.logger, shownUrl(settings.endpoint));
   const root = new TraceIdRatioBasedSampler(settings.ratio);
   const ids = new DecidedIds();
   const provider = new BasicTracerProvider({
