@@ -124,6 +124,11 @@ export const BUILT_IN: Readonly<Record<string, Detector>> = { email, phone, card
 export function detect(detectors: readonly Detector[], text: string, from = 0): Detection[] {
   const found: Detection[] = [];
   for (const d of detectors) d.find(text, from, found);
+  return nonOverlapping(found);
+}
+
+/** `found` in order, none overlapping an earlier one (see detect). */
+export function nonOverlapping(found: Detection[]): Detection[] {
   if (found.length < 2) return found;
   found.sort((a, b) => a.start - b.start || b.end - a.end || rank(a) - rank(b));
   const out: Detection[] = [];

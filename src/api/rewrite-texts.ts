@@ -24,7 +24,7 @@ export function rewriteTexts(ctx: RequestContext, fn: Rewrite): boolean {
   if (ctx.image !== undefined) {
     const image = ctx.image;
     const prompt = fn(image.prompt);
-    const model_params = rewriteStrings(image.model_params, fn);
+    const model_params = rewriteStrings(image.model_params, fn, false, true);
     if (prompt === image.prompt && model_params === image.model_params) return false;
     const texts = [prompt];
     paramTexts(model_params, texts);
@@ -41,8 +41,8 @@ export function rewriteTexts(ctx: RequestContext, fn: Rewrite): boolean {
   }
   const chat = ctx.chat;
   if (chat === undefined) return false;
-  const messages = rewriteStrings(chat.messages, fn);
-  const model_params = rewriteStrings(chat.model_params, fn);
+  const messages = rewriteStrings(chat.messages, fn, false, true);
+  const model_params = rewriteStrings(chat.model_params, fn, false, true);
   if (messages === chat.messages && model_params === chat.model_params) return false;
   const texts: string[] = [];
   messageTexts(messages, texts);

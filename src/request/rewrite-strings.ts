@@ -24,29 +24,43 @@ const MAX_DEPTH = 64;
 
 export type Rewrite = (text: string) => string;
 
-/** `free`: every string of `value` is the caller's data (a tool call's input), names included. */
-export function rewriteStrings<T>(value: T, fn: Rewrite, free = false): T {
-  return walk(value, fn, free, 0) as T;
+/**
+ * `free`: every string of `value` is the caller's data (a tool call's input),
+ * names included. `keys`: the keys of the caller's data (metadata, a tool
+ * call's input) are rewritten too, as the texts they are: a model reads
+ * `{"bob@example.com": 1}` as it reads the value.
+ */
+export function rewriteStrings<T>(value: T, fn: Rewrite, free = false, keys = false): T {
+  return walk(value, fn, free, keys, 0) as T;
 }
 
-function walk(value: unknown, fn: Rewrite, free: boolean, depth: number): unknown {
+function walk(value: unknown, fn: Rewrite, free: boolean, keys: boolean, depth: number): unknown {
   if (typeof value === 'string') return fn(value);
   if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return value;
   if (Array.isArray(value)) {
     let out: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
-      const next = walk(value[i], fn, free, depth + 1);
+      const next = walk(value[i], fn, free, keys, depth + 1);
       if (next !== value[i]) (out ??= value.slice())[i] = next;
     }
     return out ?? value;
   }
   const record = value as Record<string, unknown>;
   let out: Record<string, unknown> | undefined;
+  let names: Map<string, string> | undefined;
   for (const key in record) {
     const v = record[key];
+    if (free && keys) {
+      const name = fn(key);
+      if (name !== key) (names ??= new Map()).set(key, name);
+    }
     if (!free && typeof v === 'string' && kept(key, record)) continue;
-    const next = walk(v, fn, free || isFreeData(key, record), depth + 1);
+    const next = walk(v, fn, free || isFreeData(key, record), keys, depth + 1);
     if (next !== v) (out ??= { ...record })[key] = next;
   }
-  return out ?? value;
+  return names === undefined ? out ?? value : renamed(out ?? record, names);
 }
+
+/** A copy with keys renamed, in order (defined, so "__proto__" stays a key); two keys renamed alike are one, the later value kept. */
+const renamed = (record: Record<string, unknown>, names: Map<string, string>): Record<string, unknown> =>
+  Object.fromEntries(Object.keys(record).map((key) => [names.get(key) ?? key, record[key]]));

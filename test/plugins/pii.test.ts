@@ -104,6 +104,30 @@ describe('pii plugin on requests', () => {
     expect(ctx.texts.join(' ')).not.toMatch(/example|4111/);
   });
 
+  it('reads text as a reader sees it: escapes decoded, accents, blanks and full-width digits folded, each replaced in the text as written', async () => {
+    const hooks = await hooksOf(plugin, {});
+    const ctx = chatContext([
+      '{"to":"bob\\u0040example.com","cc":"BOB@example.com"}',
+      'Mail b\u00f3b@exa\u0301mple.com or call +1 415\u2800555\u28002671, fax \uff14\uff11\uff15-555-2672.',
+      'EMP-12\u00e9 is not a value; C:\\data\\x bob@example.com',
+    ]);
+    await hooks.onRequest!(ctx);
+    expect(ctx.chat!.messages.map((m) => m.content)).toEqual([
+      '{"to":"[EMAIL_1]","cc":"[EMAIL_1]"}',
+      // Accents off, "bób@exámple.com" reads as the same address.
+      'Mail [EMAIL_1] or call [PHONE_1], fax [PHONE_2].',
+      'EMP-12\u00e9 is not a value; C:\\data\\x [EMAIL_1]',
+    ]);
+    expect(JSON.parse(ctx.chat!.messages[0].content as string)).toEqual({ to: '[EMAIL_1]', cc: '[EMAIL_1]' });
+  });
+
+  it('redacts keys of the caller\'s data (metadata) as it redacts values', async () => {
+    const hooks = await hooksOf(plugin, {});
+    const ctx = chatContext(['hi'], { metadata: { 'bob@example.com': 'owner', plain: 'ann@example.org' } });
+    await hooks.onRequest!(ctx);
+    expect(ctx.chat!.model_params.metadata).toEqual({ '[EMAIL_1]': 'owner', plain: '[EMAIL_2]' });
+  });
+
   it('refuses with pii_detected, naming the kinds and never a value', async () => {
     const hooks = await hooksOf(plugin, { input: 'refuse' });
     const err = await refusalOf(hooks, chatContext(['Call +1 (415) 555-2671 or mail bob@example.com']));

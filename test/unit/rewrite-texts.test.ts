@@ -60,4 +60,29 @@ describe('rewriteTexts', () => {
     const block = { type: 'tool_use', id: 'toolu_1', name: 'save', input: { name: 'ann', id: 'x1', nested: { type: 'note' } } };
     expect(rewriteStrings(block, upper)).toEqual({ type: 'tool_use', id: 'toolu_1', name: 'save', input: { name: 'ANN', id: 'X1', nested: { type: 'NOTE' } } });
   });
+
+  it('rewrites the keys of the caller\'s data (metadata, a tool call\'s input) only when asked, and no other key', () => {
+    const body = { metadata: { ann: 'a' }, messages: [{ role: 'user', content: 'hi', extra: { bob: 'b' } }, { type: 'tool_use', id: 't', name: 'n', input: { cat: { dog: 'd' } } }] };
+    expect(rewriteStrings(body, upper)).toEqual({ metadata: { ann: 'A' }, messages: [{ role: 'user', content: 'HI', extra: { bob: 'B' } }, { type: 'tool_use', id: 't', name: 'n', input: { cat: { dog: 'D' } } }] });
+    expect(rewriteStrings(body, upper, false, true)).toEqual({ metadata: { ANN: 'A' }, messages: [{ role: 'user', content: 'HI', extra: { bob: 'B' } }, { type: 'tool_use', id: 't', name: 'n', input: { CAT: { DOG: 'D' } } }] });
+  });
+
+  it('keeps the keys\' order, keeps "__proto__" a key, and calls the function once a key', () => {
+    const seen: string[] = [];
+    const once = (t: string): string => { seen.push(t); return t === 'b' ? 'B' : t; };
+    const metadata = JSON.parse('{"a":"1","b":"2","__proto__":"3"}') as Record<string, string>;
+    const out = rewriteStrings({ metadata }, once, false, true).metadata;
+    expect(Object.keys(out)).toEqual(['a', 'B', '__proto__']);
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(seen.filter((t) => t === 'b')).toHaveLength(1);
+    expect(metadata.b).toBe('2');
+  });
+
+  it('rewrites metadata keys through rewriteTexts, and the view reads the rewritten keys', () => {
+    const ctx = chatContext(['hi'], { metadata: { secret: 'x' } });
+    expect(rewriteTexts(ctx, (t) => t.replace('secret', 'gone'))).toBe(true);
+    expect(ctx.chat!.model_params.metadata).toEqual({ gone: 'x' });
+    expect(ctx.texts).toContain('gone');
+    expect(ctx.texts).not.toContain('secret');
+  });
 });

@@ -49,7 +49,7 @@ export class MessagesExchange implements Exchange, RequestSource {
   }
 
   rewriteTexts(fn: (text: string) => string): boolean {
-    const request = rewriteStrings(this.request, fn);
+    const request = rewriteStrings(this.request, fn, false, true);
     if (request === this.request) return false;
     this.request = request;
     return true;

@@ -69,8 +69,8 @@ export class ResponsesExchange implements Exchange, RequestSource {
 
   /** The request and the stored turns it continues, rewritten: the backend gets them so, whether it serves the API or chat. */
   rewriteTexts(fn: (text: string) => string): boolean {
-    const request = rewriteStrings(this.turn.request, fn);
-    const history = rewriteStrings(this.turn.history, fn);
+    const request = rewriteStrings(this.turn.request, fn, false, true);
+    const history = rewriteStrings(this.turn.history, fn, false, true);
     if (request === this.turn.request && history === this.turn.history) return false;
     this.turn = { ...this.turn, request, history };
     return true;
