@@ -7,6 +7,13 @@ import type { Redis, Cluster } from 'ioredis';
 export interface Principal {
   id: string;
   org: string | null;
+  /**
+   * What tells this key from any other that ever had its id: a runtime key's
+   * identity, minted when it is made and kept in its record, so a key made
+   * again under a revoked key's id is another key. Absent for a config key
+   * (the file is the operator's: an id kept there is the same key).
+   */
+  readonly uid?: string;
   /** Whether the key's allow-list lets it use a model id. */
   mayUse: (model: string) => boolean;
   /** Whether that allow-list admits every model (none given, or "*"). */

@@ -2,10 +2,12 @@
 // list, read, change, revoke and rotate. Keys made here live in the runtime
 // keys' store (src/keys/); the config file's keys are listed and read too,
 // but change only in the file: an id of the config is never taken by a
-// runtime key (409), so a runtime key never shadows one.
+// runtime key (409), so a runtime key never shadows one. A revoked key's id
+// may be used again: the new key gets an identity of its own (its `uid`),
+// and what the old one stored stays the old one's.
 import { hashKey, newKey } from '../auth/keys';
 import { GatewayError } from '../errors';
-import { configKeyView, keyView, type StoredKey } from '../keys/stored-key';
+import { configKeyView, keyView, newKeyUid, type StoredKey } from '../keys/stored-key';
 import type { KeyStore } from '../keys/store';
 import { createInput, patchInput, rotateInput, type KeyRules } from './key-input';
 import { route, type AdminCall, type AdminRoute } from './router';
@@ -46,7 +48,7 @@ async function create(deps: KeyRoutesDeps, call: AdminCall) {
   if (configKey(deps, input.id) !== undefined) throw new GatewayError('conflict', `Key id "${input.id}" is in the config file; pick another id.`, { param: 'id' });
   const key = newKey();
   const at = now();
-  const record: StoredKey = { id: input.id, sha256: hashKey(key), entry: input.entry, ...(input.expiresAt !== undefined && { expiresAt: input.expiresAt }), createdAt: at, updatedAt: at };
+  const record: StoredKey = { id: input.id, uid: newKeyUid(), sha256: hashKey(key), entry: input.entry, ...(input.expiresAt !== undefined && { expiresAt: input.expiresAt }), createdAt: at, updatedAt: at };
   if (!await storeOf(deps).create(record)) throw new GatewayError('conflict', `Key id "${input.id}" is taken; pick another id, or change that key with PATCH.`, { param: 'id' });
   return { status: 201, body: { key, ...keyView(record) } };
 }

@@ -24,8 +24,10 @@ export async function responses(req: Request, res: Response, next: NextFunction)
   if (previous !== undefined && !keeper.keeps && !native) {
     throw new GatewayError('invalid_request', 'This gateway keeps no responses (responses.store is off), so previous_response_id cannot be continued here: send the whole conversation in input.', { param: 'previous_response_id' });
   }
-  // Kept here: the backend gets the conversation whole. Not kept: a native backend resolves it itself.
+  // Kept here: the backend gets the conversation whole. Not kept: a native backend resolves it itself,
+  // and gets only an id it gave the caller's owner through this gateway.
   const history: StoredItem[] | undefined = previous !== undefined && keeper.keeps ? await keeper.continueFrom(ctx, previous) : undefined;
+  if (previous !== undefined && !keeper.keeps) await keeper.relayedFrom(ctx, previous);
   const turn = { request, id: newResponseId(), createdAt: Math.floor(Date.now() / 1000), history };
   const exchange = new ResponsesExchange(turn, keeper, native ? 'drop' : route?.hostedTools ?? 'drop');
   const { chat, texts, dropped } = exchange.view();

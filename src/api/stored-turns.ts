@@ -3,12 +3,15 @@
 // running (so GET shows it and POST …/cancel reaches it, on any replica);
 // its end replaces it: the complete response with the conversation a later
 // turn continues from, or, when it failed or was cancelled, the response so
-// marked. Nothing here ever fails the client's request.
+// marked. When the gateway keeps no turns, a native backend keeps them, and
+// the ids it gives are remembered with the owner they were relayed to, so
+// only that owner continues from one. Nothing here ever fails the client's
+// request.
 import type { Context } from '../pipeline/context';
 import type { ResponseObject, StoredItem } from '../protocols/responses';
 import { inputItems } from '../protocols/responses';
 import { responseObject } from '../protocols/responses/output';
-import { continueFrom, ownerOf, type ResponseState, type RunningHandle } from '../protocols/responses/state';
+import { continueFrom, ownerOf, relayedTo, type ResponseState, type RunningHandle } from '../protocols/responses/state';
 import type { KeptTurn, ResponseKeeper, ResponsesExchange } from '../proxy/exchanges/responses';
 import type { Reply } from '../proxy/reply';
 
@@ -21,6 +24,15 @@ export class StoredTurns implements ResponseKeeper {
 
   continueFrom(ctx: Context, responseId: string): Promise<StoredItem[]> {
     return continueFrom(this.state.store, ownerOf(ctx.principal!), responseId);
+  }
+
+  /** `previous_response_id` for a native backend that keeps the turns: an id relayed to the caller's owner, else a 404. */
+  relayedFrom(ctx: Context, responseId: string): Promise<void> {
+    return relayedTo(this.state, ownerOf(ctx.principal!), responseId);
+  }
+
+  issued(ctx: Context, responseId: string): void {
+    void this.state.remember(responseId, ownerOf(ctx.principal!), ctx.id);
   }
 
   begin(ctx: Context, exchange: ResponsesExchange): KeptTurn | undefined {

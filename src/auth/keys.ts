@@ -35,10 +35,10 @@ export const KEY_PREFIX = 'sk-sluice-';
 /** A new key: 32 random bytes (256 bits), base64url, behind a recognisable prefix. */
 export const newKey = (): string => `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
 
-/** The principal of a key entry; its allow-list compiled once, here. */
-export function principalOf(id: string, entry: KeyEntry): Principal {
+/** The principal of a key entry; its allow-list compiled once, here. `uid`: a runtime key's identity. */
+export function principalOf(id: string, entry: KeyEntry, uid?: string): Principal {
   const { models } = entry;
-  return { id, org: entry.org ?? null, mayUse: compileGlobList(models as string[] | undefined), anyModel: models === undefined || models.includes('*'), entry };
+  return { id, org: entry.org ?? null, ...(uid !== undefined && { uid }), mayUse: compileGlobList(models as string[] | undefined), anyModel: models === undefined || models.includes('*'), entry };
 }
 
 /** The config's keys, then the runtime ones (`runtime`) whose id the config does not hold. Two map lookups at most, nothing allocated. */

@@ -44,7 +44,12 @@ export const responsesSchema = z.strictObject({
   maxResponseBytes: sizeLike.default(4 * 1024 ** 2),
   /** Without Redis: all stored responses of this replica together; the least recently used go first. */
   memoryMaxBytes: sizeLike.default(64 * 1024 ** 2),
+  /** Most responses one owner (an org, or a key without one) keeps, remembered ids of relayed ones included; the owner's oldest go first. */
+  ownerMaxResponses: intLike(1, 10_000_000).default(10_000),
+  /** Most bytes one owner's responses take, in Redis as in memory; the owner's oldest go first. */
+  ownerMaxBytes: sizeLike.default(64 * 1024 ** 2),
 }).refine((r) => r.memoryMaxBytes >= r.maxResponseBytes, { message: 'must be at least maxResponseBytes (one response at the cap must fit)', path: ['memoryMaxBytes'] })
+  .refine((r) => r.ownerMaxBytes >= r.maxResponseBytes, { message: 'must be at least maxResponseBytes (one response at the cap must fit)', path: ['ownerMaxBytes'] })
   .prefault({});
 
 /**

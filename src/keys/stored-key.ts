@@ -3,15 +3,23 @@
 // key's SHA-256 digest, never the key; after a rotation it also holds the old
 // digest and the end of its grace period.
 //
-//   {"id":"ci-bot","sha256":"…","entry":{"org":"acme","limits":{"requests":60}},
+//   {"id":"ci-bot","uid":"…","sha256":"…","entry":{"org":"acme","limits":{"requests":60}},
 //    "expiresAt":"2026-01-01T00:00:00.000Z","createdAt":"…","updatedAt":"…",
 //    "previous":{"sha256":"…","until":"…"}}
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { principalOf, type Credential } from '../auth/keys';
 import type { KeyEntry } from '../types';
 
 export interface StoredKey {
   id: string;
+  /**
+   * The key's identity, minted when it is made and never changed (not by a
+   * change, not by a rotation): what owns the key's stored responses, so a
+   * key made again under a revoked key's id owns nothing of the old one's.
+   * Absent in a record written before keys had one (see identityOf).
+   */
+  uid?: string;
   sha256: string;
   /** org, models, limits, priority, and the fields plugins add to keys: what a config entry holds besides id and sha256. */
   entry: KeyEntry;
@@ -29,6 +37,7 @@ const instant = z.iso.datetime();
 /** A record read back from a store: written by the gateway, checked all the same (a file can be edited by hand). */
 const storedKeySchema = z.strictObject({
   id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/),
+  uid: z.string().regex(/^[A-Za-z0-9_-]{16,64}$/).optional(),
   sha256: digest,
   entry: z.record(z.string(), z.unknown()),
   expiresAt: instant.optional(),
@@ -52,9 +61,19 @@ export function parseStoredKey(text: string): StoredKey | undefined {
   }
 }
 
+/** A new key's identity: 128 random bits, base64url. */
+export const newKeyUid = (): string => randomBytes(16).toString('base64url');
+
+/**
+ * The record's identity: its uid, or for a record written before keys had
+ * one, its id and the instant it was made (which a key made again under
+ * the id never shares: it is made later, and gets a uid).
+ */
+export const identityOf = (record: StoredKey): string => record.uid ?? `${record.id}.${Date.parse(record.createdAt)}`;
+
 /** What each of the record's digests authenticates as: its key, and during a rotation's grace period the old one. */
 export function credentialsOf(record: StoredKey): Array<[digest: string, credential: Credential]> {
-  const principal = principalOf(record.id, record.entry);
+  const principal = principalOf(record.id, record.entry, identityOf(record));
   const expiresAt = record.expiresAt === undefined ? undefined : Date.parse(record.expiresAt);
   const out: Array<[string, Credential]> = [[record.sha256, { principal, expiresAt }]];
   if (record.previous !== undefined) {

@@ -2,8 +2,9 @@
 // states, each on its own connection made as the gateway makes it): what one
 // stores the other finds, only for the owner that stored it; Redis expires a
 // response for both at once; a cancel sent on one replica reaches the request
-// running on the other through pub/sub; a Redis that is down fails no request
-// and answers reads with 503.
+// running on the other through pub/sub; each owner stays within its count
+// (its oldest out first); a Redis that is down fails no request and answers
+// reads with 503.
 import pino from 'pino';
 import { parseConfigText } from '../../src/config/load';
 import type { GatewayConfig } from '../../src/config/schema';
@@ -14,7 +15,7 @@ import { ResponseState } from '../../src/protocols/responses/state/state';
 import { cancelResponse, deleteResponse, getResponse, listInputItems } from '../../src/protocols/responses/state/endpoints';
 import { continueFrom } from '../../src/protocols/responses/state/resolve';
 import { cleanupRedis, deletePrefix, sharedRedisUrl, startRedisServer, uniquePrefix } from '../support/redis';
-import { storedRecord } from '../support/responses-state';
+import { storedRecord, storeLimits } from '../support/responses-state';
 import { until } from '../support/wait';
 
 const A = 'org:a';
@@ -60,7 +61,7 @@ describe('stored responses in Redis, across two replicas', () => {
     expect(await one.state.save('resp_shared', record, 'req-1')).toBe(true);
     expect(await getResponse(two.state.store, A, 'resp_shared')).toEqual(record.response);
     expect(await continueFrom(two.state.store, A, 'resp_shared')).toEqual(record.history);
-    const ttl = await one.client.pttl(`${prefix}{resp:resp_shared}`);
+    const ttl = await one.client.pttl((one.state.store as RedisResponseStore).key('resp_shared', A));
     expect(ttl).toBeGreaterThan(2_592_000_000 - 60_000);
     expect(ttl).toBeLessThanOrEqual(2_592_000_000);
   });
@@ -87,7 +88,7 @@ describe('stored responses in Redis, across two replicas', () => {
   });
 
   it('lets a response expire on both replicas at once', async () => {
-    const short = { ttlMs: 300, maxResponseBytes: 1 << 20, maxBytes: 1 << 20 };
+    const short = storeLimits({ ttlMs: 300 });
     const first = new RedisResponseStore(one.client, prefix, short);
     const second = new RedisResponseStore(two.client, prefix, short);
     await first.put('resp_brief', storedRecord('resp_brief', A, 'soon gone'));
@@ -97,10 +98,34 @@ describe('stored responses in Redis, across two replicas', () => {
   });
 
   it('refuses a response over the cap, and drops what its id held', async () => {
-    const small = new RedisResponseStore(one.client, prefix, { ttlMs: 60_000, maxResponseBytes: 1_000, maxBytes: 1 << 20 });
+    const small = new RedisResponseStore(one.client, prefix, storeLimits({ maxResponseBytes: 1_000 }));
     await small.put('resp_big', storedRecord('resp_big', A, 'first', 'in_progress'));
     expect(await small.put('resp_big', storedRecord('resp_big', A, 'x'.repeat(2_000)))).toBe(false);
     expect(await two.state.store.get('resp_big', A)).toBeUndefined();
+  });
+
+  it('keeps each owner within its count, a delete and an expiry making room, the owner\'s oldest out first and told', async () => {
+    const gone: Array<[string, number]> = [];
+    const tell = (bound: string, n: number) => void gone.push([bound, n]);
+    const store = new RedisResponseStore(one.client, prefix, storeLimits({ ownerMaxResponses: 3 }), tell);
+    const brief = new RedisResponseStore(one.client, prefix, storeLimits({ ownerMaxResponses: 3, ttlMs: 200 }), tell);
+    await brief.put('resp_o1', storedRecord('resp_o1', 'org:own', 'soon gone'));
+    for (const id of ['resp_o2', 'resp_o3']) await store.put(id, storedRecord(id, 'org:own', id));
+    await store.put('resp_x1', storedRecord('resp_x1', 'org:other', 'theirs'));
+    await until(async () => (await store.get('resp_o1', 'org:own')) === undefined, 'the brief one to expire', 5_000);
+    expect(await store.delete('resp_o2', 'org:own')).toBe(true);
+    // Two places freed (one expired, one deleted): two more fit with nothing evicted.
+    for (const id of ['resp_o4', 'resp_o5']) await store.put(id, storedRecord(id, 'org:own', id));
+    expect(gone).toEqual([]);
+    await store.remember('resp_o6', 'org:own');
+    expect(gone).toEqual([['owner', 1]]);
+    expect(await store.get('resp_o3', 'org:own')).toBeUndefined();
+    expect(await store.owns('resp_o6', 'org:own')).toBe(true);
+    expect(await store.owns('resp_o6', 'org:other')).toBe(false);
+    expect(await store.get('resp_o6', 'org:own')).toBeUndefined();
+    expect(await store.delete('resp_o6', 'org:own')).toBe(false);
+    for (const id of ['resp_o4', 'resp_o5']) expect(await store.get(id, 'org:own')).toBeDefined();
+    expect(await store.get('resp_x1', 'org:other')).toBeDefined();
   });
 
   it('cancels on one replica a response running on the other, through pub/sub', async () => {

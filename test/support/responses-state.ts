@@ -2,7 +2,7 @@
 // it (a one-message input, an assistant answer, the history of both), with
 // ids from a counter so the tests can name them.
 import { historyItems, inputItems } from '../../src/protocols/responses/items';
-import type { StoredResponse } from '../../src/protocols/responses/state/store';
+import type { StoreLimits, StoredResponse } from '../../src/protocols/responses/state/store';
 import type { OutputMessage, ResponseObject, ResponseStatus } from '../../src/protocols/responses/types';
 
 let n = 0;
@@ -24,4 +24,9 @@ export function storedRecord(id: string, owner: string, text: string, status: Re
   }];
   const response = responseObject(id, status, output);
   return { owner, response, input: inputItems(request, counter), history: status === 'in_progress' ? [] : historyItems(request, response) };
+}
+
+/** A store's limits: a minute's TTL, 1 MB a response, 16 MB in all, owners unbounded but for what `limits` sets. */
+export function storeLimits(limits: Partial<StoreLimits> = {}): StoreLimits {
+  return { ttlMs: 60_000, maxResponseBytes: 1 << 20, maxBytes: 16 << 20, ownerMaxResponses: 1_000_000, ownerMaxBytes: 1 << 30, ...limits };
 }

@@ -8,7 +8,7 @@ import { cancelResponse, deleteResponse, getResponse, listInputItems } from '../
 import { continueFrom } from '../../src/protocols/responses/state/resolve';
 import { RunningResponses } from '../../src/protocols/responses/state/running';
 import type { ResponseStore } from '../../src/protocols/responses/state/store';
-import { storedRecord } from '../support/responses-state';
+import { storedRecord, storeLimits } from '../support/responses-state';
 
 const A = 'org:a';
 const B = 'org:b';
@@ -21,7 +21,7 @@ async function refusal(promise: Promise<unknown>): Promise<{ reason: string; sta
 }
 
 function setUp() {
-  const store = new MemoryResponseStore({ ttlMs: 60_000, maxResponseBytes: 1 << 20, maxBytes: 8 << 20 }, { sweepMs: 0 });
+  const store = new MemoryResponseStore(storeLimits({ maxBytes: 8 << 20 }), { sweepMs: 0 });
   const running = new RunningResponses();
   return { store, running, state: { store, running } };
 }
@@ -129,6 +129,8 @@ describe('cancelResponse', () => {
       put: async () => { throw new GatewayError('store_unavailable', 'down'); },
       get: async () => { throw new GatewayError('store_unavailable', 'down'); },
       delete: async () => { throw new GatewayError('store_unavailable', 'down'); },
+      remember: async () => { throw new GatewayError('store_unavailable', 'down'); },
+      owns: async () => { throw new GatewayError('store_unavailable', 'down'); },
       close: async () => undefined,
     };
     expect(await refusal(cancelResponse({ store: broken, running: new RunningResponses() }, A, 'resp_1'))).toMatchObject({ reason: 'store_unavailable', status: 503 });

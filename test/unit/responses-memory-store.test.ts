@@ -1,17 +1,18 @@
 // The memory store of stored responses (no Redis): its total bound with
-// least-recently-used eviction, the per-response cap, the TTL on a clock of
-// the test's own (dropped when read, and swept), and owner isolation.
+// least-recently-used eviction, each owner's bounds (the owner's oldest
+// first), the per-response cap, the TTL on a clock of the test's own
+// (dropped when read, and swept), owner isolation, and remembered ids.
 import { ENTRY_OVERHEAD, MemoryResponseStore } from '../../src/protocols/responses/state/memory-store';
-import { ownerOf, type StoredResponse } from '../../src/protocols/responses/state/store';
+import { ownerOf, type StoreLimits, type StoredResponse } from '../../src/protocols/responses/state/store';
 import { parseConfigText, ConfigError } from '../../src/config/load';
-import { storedRecord } from '../support/responses-state';
+import { storedRecord, storeLimits } from '../support/responses-state';
 import { until } from '../support/wait';
 
 const MB = 1024 * 1024;
 
-function clockedStore(limits: Partial<{ ttlMs: number; maxResponseBytes: number; maxBytes: number }> = {}) {
+function clockedStore(limits: Partial<StoreLimits> = {}) {
   let now = 1_000_000;
-  const store = new MemoryResponseStore({ ttlMs: 60_000, maxResponseBytes: MB, maxBytes: 16 * MB, ...limits }, { now: () => now, sweepMs: 0 });
+  const store = new MemoryResponseStore(storeLimits({ maxResponseBytes: MB, ...limits }), { now: () => now, sweepMs: 0 });
   return { store, advance: (ms: number) => { now += ms; } };
 }
 
@@ -80,7 +81,7 @@ describe('MemoryResponseStore', () => {
   });
 
   it('sweeps on its own timer', async () => {
-    const store = new MemoryResponseStore({ ttlMs: 20, maxResponseBytes: MB, maxBytes: MB }, { sweepMs: 10 });
+    const store = new MemoryResponseStore(storeLimits({ ttlMs: 20, maxResponseBytes: MB, maxBytes: MB }), { sweepMs: 10 });
     await store.put('resp_1', storedRecord('resp_1', 'org:a', 'a'));
     await until(() => store.size === 0, 'the sweep');
     await store.close();
@@ -110,9 +111,54 @@ describe('MemoryResponseStore', () => {
   it('shrinks at once to a smaller total on a reload', async () => {
     const { store } = clockedStore();
     for (let i = 0; i < 50; i++) await store.put(`resp_${i}`, storedRecord(`resp_${i}`, 'org:a', 'z'.repeat(500)));
-    store.configure({ ttlMs: 60_000, maxResponseBytes: 4096, maxBytes: 8192 });
+    store.configure(storeLimits({ maxResponseBytes: 4096, maxBytes: 8192 }));
     expect(store.bytes).toBeLessThanOrEqual(8192);
     expect(await store.get('resp_49', 'org:a')).toBeDefined();
+  });
+});
+
+describe('MemoryResponseStore, per owner', () => {
+  it('keeps each owner within its count and bytes, its oldest out first, another owner untouched, each counted once', async () => {
+    const evicted: Array<[string, number]> = [];
+    const store = new MemoryResponseStore(storeLimits({ ownerMaxResponses: 3, ownerMaxBytes: 8 * 1024 }), { sweepMs: 0, evicted: (bound, n) => void evicted.push([bound, n]) });
+    await store.put('resp_b', storedRecord('resp_b', 'org:b', 'other'));
+    for (let i = 0; i < 5; i++) await store.put(`resp_${i}`, storedRecord(`resp_${i}`, 'org:a', `turn ${i}`));
+    expect(await store.get('resp_0', 'org:a')).toBeUndefined();
+    expect(await store.get('resp_1', 'org:a')).toBeUndefined();
+    expect(await store.get('resp_4', 'org:a')).toBeDefined();
+    expect(await store.get('resp_b', 'org:b')).toBeDefined();
+    expect(evicted).toEqual([['owner', 1], ['owner', 1]]);
+    // Two large ones go over the bytes: the older goes, the newer (just written) always stays.
+    await store.put('resp_big1', storedRecord('resp_big1', 'org:a', 'x'.repeat(1_500)));
+    await store.put('resp_big2', storedRecord('resp_big2', 'org:a', 'y'.repeat(1_500)));
+    expect(await store.get('resp_big2', 'org:a')).toBeDefined();
+    expect(await store.get('resp_big1', 'org:a')).toBeUndefined();
+    expect(store.size).toBeLessThanOrEqual(4);
+    await store.close();
+  });
+
+  it('remembers an id as its owner\'s only, reads it as no response, and counts it in the owner\'s bounds', async () => {
+    const store = new MemoryResponseStore(storeLimits({ ownerMaxResponses: 2 }), { sweepMs: 0 });
+    await store.remember('resp_backend1', 'org:a');
+    expect(await store.owns('resp_backend1', 'org:a')).toBe(true);
+    expect(await store.owns('resp_backend1', 'org:b')).toBe(false);
+    expect(await store.get('resp_backend1', 'org:a')).toBeUndefined();
+    expect(await store.delete('resp_backend1', 'org:a')).toBe(false);
+    await store.remember('resp_backend2', 'org:a');
+    await store.remember('resp_backend3', 'org:a');
+    expect(await store.owns('resp_backend1', 'org:a')).toBe(false);
+    expect(await store.owns('resp_backend3', 'org:a')).toBe(true);
+    await store.close();
+  });
+
+  it('brings each owner within smaller bounds at once on a reload', async () => {
+    const store = new MemoryResponseStore(storeLimits(), { sweepMs: 0 });
+    for (let i = 0; i < 10; i++) await store.put(`resp_${i}`, storedRecord(`resp_${i}`, i % 2 === 0 ? 'org:a' : 'org:b', 'hi'));
+    store.configure(storeLimits({ ownerMaxResponses: 2 }));
+    expect(store.size).toBe(4);
+    expect(await store.get('resp_8', 'org:a')).toBeDefined();
+    expect(await store.get('resp_9', 'org:b')).toBeDefined();
+    await store.close();
   });
 });
 
@@ -123,13 +169,20 @@ describe('ownerOf', () => {
     expect(ownerOf({ id: 'x', org: null })).not.toBe(ownerOf({ id: 'y', org: 'key:x' }));
     expect(ownerOf({ id: 'x', org: null })).not.toBe(ownerOf({ id: 'y', org: 'x' }));
   });
+
+  it('scopes a runtime key without an org by its identity too, so a key made again under its id is another scope', () => {
+    expect(ownerOf({ id: 'k1', org: null, uid: 'first' })).not.toBe(ownerOf({ id: 'k1', org: null, uid: 'second' }));
+    expect(ownerOf({ id: 'k1', org: null, uid: 'first' })).not.toBe(ownerOf({ id: 'k1', org: null }));
+    expect(ownerOf({ id: 'k1', org: 'acme', uid: 'first' })).toBe(ownerOf({ id: 'k2', org: 'acme', uid: 'second' }));
+  });
 });
 
 describe('the responses config section', () => {
   it('defaults to keeping responses 30 days, 4 MB each, 64 MB in memory', () => {
-    expect(parseConfigText('{}', '(inline)', {}).responses).toEqual({ store: true, ttlSeconds: 2_592_000, maxResponseBytes: 4 * MB, memoryMaxBytes: 64 * MB });
-    expect(parseConfigText('responses: { store: false, ttlSeconds: "60", maxResponseBytes: 1mb, memoryMaxBytes: 8mb }', '(inline)', {}).responses)
-      .toEqual({ store: false, ttlSeconds: 60, maxResponseBytes: MB, memoryMaxBytes: 8 * MB });
+    expect(parseConfigText('{}', '(inline)', {}).responses)
+      .toEqual({ store: true, ttlSeconds: 2_592_000, maxResponseBytes: 4 * MB, memoryMaxBytes: 64 * MB, ownerMaxResponses: 10_000, ownerMaxBytes: 64 * MB });
+    expect(parseConfigText('responses: { store: false, ttlSeconds: "60", maxResponseBytes: 1mb, memoryMaxBytes: 8mb, ownerMaxResponses: 50, ownerMaxBytes: 2mb }', '(inline)', {}).responses)
+      .toEqual({ store: false, ttlSeconds: 60, maxResponseBytes: MB, memoryMaxBytes: 8 * MB, ownerMaxResponses: 50, ownerMaxBytes: 2 * MB });
   });
 
   it('names a setting it cannot use, and a memory bound smaller than one response', () => {
@@ -140,5 +193,7 @@ describe('the responses config section', () => {
     expect(problems('responses: { ttlSeconds: 0 }')).toEqual([expect.stringMatching(/^responses\.ttlSeconds: /)]);
     expect(problems('responses: { keep: true }')).toEqual(['responses.keep: unknown field']);
     expect(problems('responses: { maxResponseBytes: 8mb, memoryMaxBytes: 4mb }')).toEqual([expect.stringMatching(/^responses\.memoryMaxBytes: must be at least maxResponseBytes/)]);
+    expect(problems('responses: { maxResponseBytes: 8mb, memoryMaxBytes: 8mb, ownerMaxBytes: 4mb }')).toEqual([expect.stringMatching(/^responses\.ownerMaxBytes: must be at least maxResponseBytes/)]);
+    expect(problems('responses: { ownerMaxResponses: 0 }')).toEqual([expect.stringMatching(/^responses\.ownerMaxResponses: /)]);
   });
 });

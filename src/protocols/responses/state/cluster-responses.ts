@@ -7,10 +7,11 @@ import type { WorkerLink } from '../../../pipeline/contract';
 import { PRIMARY_TIMEOUT_MS } from '../../../cluster/tick-batcher';
 import { CANCEL_CHANNEL, CANCEL_POLL_MS, CANCELS_CHANNEL, STORE_CHANNEL, type StoreOp } from './primary-responses';
 import type { CancelRelay, RunningResponses } from './running';
-import { decodeRecord, encodeRecord, storeUnavailable, type ResponseStore, type StoreLimits, type StoredResponse } from './store';
+import { decodeRecord, encodeRecord, reportPut, storeUnavailable, type EvictionSink, type PutOutcome, type ResponseStore, type StoreLimits, type StoredResponse } from './store';
 
 export class ClusterResponseStore implements ResponseStore {
-  constructor(private readonly link: WorkerLink, private limits: StoreLimits) {}
+  /** `evicted`: told of what the primary's store let go for this worker's writes. */
+  constructor(private readonly link: WorkerLink, private limits: StoreLimits, private readonly evicted?: EvictionSink) {}
 
   configure(limits: StoreLimits): void {
     this.limits = limits;
@@ -20,7 +21,15 @@ export class ClusterResponseStore implements ResponseStore {
     const encoded = encodeRecord(record, this.limits.maxResponseBytes);
     // Over the cap: what the id held goes (a running response's first record), so nothing stale stays.
     if (encoded === undefined) return this.ask(['delete', id, record.owner]).then(() => false);
-    return await this.ask(['put', id, record.owner, encoded.json, encoded.bytes]) as boolean;
+    return this.tell(await this.ask(['put', id, record.owner, encoded.json, encoded.bytes]) as PutOutcome);
+  }
+
+  async remember(id: string, owner: string): Promise<void> {
+    this.tell(await this.ask(['remember', id, owner]) as PutOutcome);
+  }
+
+  async owns(id: string, owner: string): Promise<boolean> {
+    return await this.ask(['owns', id, owner]) as boolean;
   }
 
   async get(id: string, owner: string): Promise<StoredResponse | undefined> {
@@ -33,6 +42,10 @@ export class ClusterResponseStore implements ResponseStore {
   }
 
   async close(): Promise<void> {}
+
+  private tell(outcome: PutOutcome): boolean {
+    return reportPut(outcome, this.evicted);
+  }
 
   private async ask(op: StoreOp): Promise<unknown> {
     try {

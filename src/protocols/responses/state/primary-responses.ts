@@ -9,7 +9,7 @@ import type { PrimaryLink } from '../../../pipeline/contract';
 import type { GatewayConfig } from '../../../config/schema';
 import { WorkerPolls } from '../../../cluster/worker-polls';
 import { MemoryResponseStore } from './memory-store';
-import { limitsOf } from './store';
+import { limitsOf, type PutOutcome } from './store';
 
 export const STORE_CHANNEL = 'sluice.responses';
 export const CANCEL_CHANNEL = 'sluice.responses.cancel';
@@ -22,7 +22,7 @@ const MAX_OWED = 100;
 /** One call on the store: a record goes as its JSON and byte count, as the worker encoded it. */
 export type StoreOp =
   | readonly ['put', id: string, owner: string, json: string, bytes: number]
-  | readonly ['get' | 'delete', id: string, owner: string];
+  | readonly ['get' | 'delete' | 'remember' | 'owns', id: string, owner: string];
 
 export class PrimaryResponses {
   private settings: GatewayConfig['responses'] | undefined;
@@ -37,13 +37,21 @@ export class PrimaryResponses {
     this.store?.configure(limitsOf(settings));
   }
 
-  /** put → stored; get → the record's JSON or null; delete → deleted. */
-  run(op: StoreOp, worker: number): boolean | string | null {
+  /**
+   * put and remember → what the write pushed out, by bound (the worker counts
+   * it), or false when not kept; get → the record's JSON or null; delete →
+   * deleted; owns → whether the id is the owner's.
+   */
+  run(op: StoreOp, worker: number): PutOutcome | boolean | string | null {
     this.know(worker);
     const store = this.store ??= new MemoryResponseStore(limitsOf(this.settings!));
-    if (op[0] === 'put') return store.putJson(op[1], op[2], op[3], op[4]);
-    if (op[0] === 'get') return store.getJson(op[1], op[2]) ?? null;
-    return store.deleteOwned(op[1], op[2]);
+    switch (op[0]) {
+      case 'put': return store.putJson(op[1], op[2], op[3], op[4]);
+      case 'remember': return store.mark(op[1], op[2]);
+      case 'get': return store.getJson(op[1], op[2]) ?? null;
+      case 'owns': return store.ownsId(op[1], op[2]);
+      default: return store.deleteOwned(op[1], op[2]);
+    }
   }
 
   /** Hands `id` to every other worker that uses the store. */

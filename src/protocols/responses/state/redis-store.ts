@@ -1,25 +1,27 @@
-// Stored responses in Redis, shared by every replica: one key per response,
-// `<prefix>{resp:<id>}`, written with its TTL (SET … PX), so Redis expires
-// it on every replica at once and its own memory policy bounds the total.
-// The value is the owner's line, then the record's JSON; a read of another
-// owner's key reads as absent, and a delete checks the owner in the same
-// Lua script that deletes, so no one deletes what another owner stored.
-// A Redis that cannot answer is `store_unavailable` (503), never "absent".
+// Stored responses in Redis, shared by every replica. An owner's keys share
+// one hash tag, `<prefix>{resp:<tag>}` (the tag: a digest of the owner, so
+// no org name can break out of the braces): a key per response, written
+// with its TTL (SET … PX) so Redis expires it on every replica at once, and
+// an index of the owner's ids and their sizes, so one script writes a
+// record and lets the owner's oldest go, within the owner's bounds
+// (redis-scripts.ts). The value is the owner's line, then the record's JSON;
+// a read of another owner's id finds another key, and checks the line all
+// the same. A Redis that cannot answer is `store_unavailable` (503), never
+// "absent".
+import { createHash } from 'node:crypto';
 import type { RedisClient } from '../../../types';
-import { decodeRecord, encodeRecord, storeUnavailable, type ResponseStore, type StoreLimits, type StoredResponse } from './store';
-
-// KEYS[1] the response; ARGV[1] the owner's line. Reads only that many bytes of the value.
-const DELETE_OWNED = `
-if redis.call('GETRANGE', KEYS[1], 0, #ARGV[1] - 1) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0`;
+import { DELETE_OWNED, PUT } from './redis-scripts';
+import { decodeRecord, encodeRecord, storeUnavailable, type EvictionSink, type ResponseStore, type StoreLimits, type StoredResponse } from './store';
 
 interface StoreCommands {
-  sluiceResponseDelete(key: string, ownerLine: string): Promise<number>;
+  sluiceResponsePut(record: string, index: string, sizes: string, ...args: Array<string | number>): Promise<number>;
+  sluiceResponseDelete(record: string, index: string, sizes: string, ownerLine: string, id: string): Promise<number>;
 }
 
 function withCommands(client: RedisClient): RedisClient & StoreCommands {
   const c = client as RedisClient & Partial<StoreCommands>;
-  if (typeof c.sluiceResponseDelete !== 'function') client.defineCommand('sluiceResponseDelete', { numberOfKeys: 1, lua: DELETE_OWNED });
+  if (typeof c.sluiceResponsePut !== 'function') client.defineCommand('sluiceResponsePut', { numberOfKeys: 3, lua: PUT });
+  if (typeof c.sluiceResponseDelete !== 'function') client.defineCommand('sluiceResponseDelete', { numberOfKeys: 3, lua: DELETE_OWNED });
   return c as RedisClient & StoreCommands;
 }
 
@@ -29,7 +31,8 @@ const ownerLine = (owner: string): string => `${JSON.stringify(owner)}\n`;
 export class RedisResponseStore implements ResponseStore {
   private readonly client: RedisClient & StoreCommands;
 
-  constructor(client: RedisClient, readonly prefix: string, private limits: StoreLimits) {
+  /** `evicted`: told of the records an owner's bounds let go. */
+  constructor(client: RedisClient, readonly prefix: string, private limits: StoreLimits, private readonly evicted?: EvictionSink) {
     this.client = withCommands(client);
   }
 
@@ -37,45 +40,63 @@ export class RedisResponseStore implements ResponseStore {
     this.limits = limits;
   }
 
-  /** One key per response; the braces put it in one slot of a Redis Cluster. */
-  key(id: string): string {
-    return `${this.prefix}{resp:${id}}`;
+  /** The keys every record of `owner` starts with; the braces put them in one slot of a Redis Cluster. */
+  base(owner: string): string {
+    return `${this.prefix}{resp:${createHash('sha256').update(owner).digest('hex').slice(0, 32)}}:`;
+  }
+
+  /** The key of `owner`'s response `id`. */
+  key(id: string, owner: string): string {
+    return this.base(owner) + id;
   }
 
   async put(id: string, record: StoredResponse): Promise<boolean> {
     const encoded = encodeRecord(record, this.limits.maxResponseBytes);
-    try {
-      if (encoded === undefined) {
-        await this.client.del(this.key(id));
-        return false;
-      }
-      await this.client.set(this.key(id), ownerLine(record.owner) + encoded.json, 'PX', this.limits.ttlMs);
-      return true;
-    } catch (err) {
-      throw storeUnavailable(err);
+    if (encoded === undefined) {
+      await this.delete(id, record.owner);
+      return false;
     }
+    await this.write(id, record.owner, ownerLine(record.owner) + encoded.json);
+    return true;
+  }
+
+  async remember(id: string, owner: string): Promise<void> {
+    await this.write(id, owner, ownerLine(owner));
+  }
+
+  async owns(id: string, owner: string): Promise<boolean> {
+    const line = ownerLine(owner);
+    return await this.ask(() => this.client.getrange(this.key(id, owner), 0, line.length - 1)) === line;
   }
 
   async get(id: string, owner: string): Promise<StoredResponse | undefined> {
-    let value: string | null;
-    try {
-      value = await this.client.get(this.key(id));
-    } catch (err) {
-      throw storeUnavailable(err);
-    }
+    const value = await this.ask(() => this.client.get(this.key(id, owner)));
     const line = ownerLine(owner);
-    if (value === null || !value.startsWith(line)) return undefined;
+    // The line alone: a remembered id, not a response.
+    if (value === null || value.length === line.length || !value.startsWith(line)) return undefined;
     return decodeRecord(value.slice(line.length));
   }
 
   async delete(id: string, owner: string): Promise<boolean> {
-    try {
-      return await this.client.sluiceResponseDelete(this.key(id), ownerLine(owner)) === 1;
-    } catch (err) {
-      throw storeUnavailable(err);
-    }
+    const base = this.base(owner);
+    return await this.ask(() => this.client.sluiceResponseDelete(base + id, `${base}ids`, `${base}bytes`, ownerLine(owner), id)) === 1;
   }
 
   /** The connection is the gateway's, closed with it. */
   async close(): Promise<void> {}
+
+  private async write(id: string, owner: string, value: string): Promise<void> {
+    const base = this.base(owner);
+    const { ttlMs, ownerMaxResponses, ownerMaxBytes } = this.limits;
+    const evicted = await this.ask(() => this.client.sluiceResponsePut(base + id, `${base}ids`, `${base}bytes`, id, value, ttlMs, Date.now(), ownerMaxResponses, ownerMaxBytes, base));
+    if (evicted > 0) this.evicted?.('owner', evicted);
+  }
+
+  private async ask<T>(command: () => Promise<T>): Promise<T> {
+    try {
+      return await command();
+    } catch (err) {
+      throw storeUnavailable(err);
+    }
+  }
 }

@@ -1,6 +1,8 @@
 // Finding a stored response under the caller's owner only. Another owner's
 // response reads as absent: 404, the same answer as an id that never
-// existed, whether it is read, listed, deleted, cancelled or continued from.
+// existed, whether it is read, listed, deleted, cancelled or continued from;
+// so does a relayed response's id the gateway did not give the caller's
+// owner, and it never reaches a backend.
 import { GatewayError } from '../../../errors';
 import type { StoredItem } from '../items';
 import { isResponseId, type ResponseStore, type StoredResponse } from './store';
@@ -25,4 +27,15 @@ export async function continueFrom(store: ResponseStore, owner: string, previous
     throw new GatewayError('invalid_request', `Previous response with id '${previousResponseId}' is still in progress: continue from it once it has ended.`, { param: 'previous_response_id' });
   }
   return record.history;
+}
+
+/**
+ * `previous_response_id` on a relayed route when the gateway keeps no
+ * responses (the backend resolves it): passes only an id the gateway relayed
+ * to `owner`, else the 404 of an unknown id.
+ */
+export async function relayedTo(state: { owns(id: string, owner: string): Promise<boolean> }, owner: string, previousResponseId: string): Promise<void> {
+  if (!isResponseId(previousResponseId) || !await state.owns(previousResponseId, owner)) {
+    throw responseNotFound(previousResponseId, 'previous_response_id', 'Previous response');
+  }
 }

@@ -3,7 +3,10 @@
 // the workers, Redis for the replicas). A record belongs to an owner: a key
 // reads, continues and deletes only what its owner stored, and anything else
 // reads exactly as absent, so a response id of another owner is a 404 like
-// one that never existed (no existence oracle).
+// one that never existed (no existence oracle). Each owner's records are
+// bounded in count and bytes (the oldest go first, counted as evicted), and
+// so are the ids of a native backend's responses the gateway relayed without
+// keeping them (`remember`): an owner continues only from an id it was given.
 import type { GatewayConfig } from '../../../config/schema';
 import { GatewayError } from '../../../errors';
 import type { Principal } from '../../../types';
@@ -11,7 +14,7 @@ import type { StoredItem } from '../items';
 import type { ResponseObject } from '../types';
 
 export interface StoredResponse {
-  /** Who may read it: `org:<org>`, or `key:<id>` for a key without an org (see ownerOf). Never key material. */
+  /** Who may read it: `org:<org>`, or the key's own scope for a key without an org (see ownerOf). Never key material. */
   owner: string;
   /** The response object as the client got it: `in_progress` while it runs, then final. */
   response: ResponseObject;
@@ -32,6 +35,14 @@ export interface ResponseStore {
   get(id: string, owner: string): Promise<StoredResponse | undefined>;
   /** True when it was there and `owner`'s, and is gone now; false when absent or another owner's. */
   delete(id: string, owner: string): Promise<boolean>;
+  /**
+   * Keeps, for the TTL, that a native backend's own response `id` was relayed
+   * to `owner` (its content stays with the backend): counted in the owner's
+   * bounds like a tiny record, read by `owns` and by nothing else.
+   */
+  remember(id: string, owner: string): Promise<void>;
+  /** Whether `id` is `owner`'s: stored, or remembered, and alive. */
+  owns(id: string, owner: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -41,19 +52,46 @@ export interface StoreLimits {
   maxResponseBytes: number;
   /** A memory store's total (Redis bounds its own memory). */
   maxBytes: number;
+  /** Most records (remembered ids included) one owner keeps; past it the owner's oldest go. */
+  ownerMaxResponses: number;
+  /** Most bytes one owner's records take (each as its JSON, its id and ENTRY_OVERHEAD); past it the owner's oldest go. */
+  ownerMaxBytes: number;
+}
+
+/** What one record costs besides its JSON (its id, the index entries, the entry object), so many tiny records stay bounded too. */
+export const ENTRY_OVERHEAD = 256;
+
+/** Which bound pushed records out: the owner's (count or bytes) or a memory store's total. */
+export type EvictionBound = 'owner' | 'total';
+/** Told of the records a store let go to stay within a bound (sluice_responses_evicted_total). */
+export type EvictionSink = (bound: EvictionBound, count: number) => void;
+
+/** What a write pushed out, by bound; false: the record was not kept (over a cap). */
+export type PutOutcome = false | { owner: number; total: number };
+
+/** Tells `sink` what a write pushed out; true when the record was kept. */
+export function reportPut(outcome: PutOutcome, sink: EvictionSink | undefined): boolean {
+  if (outcome === false) return false;
+  if (outcome.owner > 0) sink?.('owner', outcome.owner);
+  if (outcome.total > 0) sink?.('total', outcome.total);
+  return true;
 }
 
 /** The limits of the config's `responses` section. */
-export const limitsOf = (settings: GatewayConfig['responses']): StoreLimits =>
-  ({ ttlMs: settings.ttlSeconds * 1000, maxResponseBytes: settings.maxResponseBytes, maxBytes: settings.memoryMaxBytes });
+export const limitsOf = (settings: GatewayConfig['responses']): StoreLimits => ({
+  ttlMs: settings.ttlSeconds * 1000, maxResponseBytes: settings.maxResponseBytes, maxBytes: settings.memoryMaxBytes,
+  ownerMaxResponses: settings.ownerMaxResponses, ownerMaxBytes: settings.ownerMaxBytes,
+});
 
 /**
  * The scope a key stores in: its org, so the keys of one org share their
  * responses as OpenAI's project keys do; a key without an org is a scope of
- * its own. Both are tagged, so an org named like a key id is another scope.
+ * its own: a config key's id, a runtime key's id and identity (its uid), so
+ * a key made again under a revoked key's id is another scope. All are
+ * tagged, so an org named like a key id is another scope.
  */
-export const ownerOf = (principal: Pick<Principal, 'id' | 'org'>): string =>
-  principal.org !== null ? `org:${principal.org}` : `key:${principal.id}`;
+export const ownerOf = (principal: Pick<Principal, 'id' | 'org' | 'uid'>): string =>
+  principal.org !== null ? `org:${principal.org}` : principal.uid === undefined ? `key:${principal.id}` : `key:${principal.id}@${principal.uid}`;
 
 /** An encoded record: its JSON and the UTF-8 bytes the caps count. */
 export interface Encoded { json: string; bytes: number }
