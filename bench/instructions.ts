@@ -1,6 +1,7 @@
 // `npm run bench:instructions`: instructions per request, counted by
 // valgrind's callgrind, for this tree and for built trees beside it
-// (BENCH_BASELINES=<label>=<dir>,…). CPU time on a shared virtual machine
+// (BENCH_BASELINES=<label>=<dir>,…; BENCH_IR_OUTPUT=1 measures every tree
+// with output rules on, and only that). CPU time on a shared virtual machine
 // drifts with its neighbours; an instruction count does not, so a change of
 // a few per cent between two trees shows here when CPU time cannot tell.
 // Each gateway runs under callgrind with instrumentation off, is warmed with
@@ -93,9 +94,12 @@ async function main(): Promise<void> {
   const backendPort = await portOf(backend);
   const here = join(__dirname, '..', 'src', 'server.js');
   const rows: Array<[string, { json: number; stream: number }]> = [];
-  for (const [label, serverJs] of baselineTrees()) rows.push([label, await measure(label, serverJs, backendPort, { unpriced: true })]);
-  rows.push(['this tree, unpriced', await measure('this tree, unpriced', here, backendPort, { unpriced: true })]);
-  if (process.env.BENCH_IR_ONLY_TREES === '1') return print(rows);
+  // BENCH_IR_OUTPUT=1: every tree with the content filter's output rules on (a change to the rules measured against the trees before it).
+  const options = process.env.BENCH_IR_OUTPUT === '1' ? { unpriced: true, output: true } : { unpriced: true };
+  const config = options.output ? 'unpriced, output rules' : 'unpriced';
+  for (const [label, serverJs] of baselineTrees()) rows.push([`${label}, ${config}`, await measure(label, serverJs, backendPort, options)]);
+  rows.push([`this tree, ${config}`, await measure('this tree', here, backendPort, options)]);
+  if (process.env.BENCH_IR_ONLY_TREES === '1' || options.output) return print(rows);
   rows.push(['this tree, priced', await measure('this tree, priced', here, backendPort, {})]);
   rows.push(['this tree, a dollar budget', await measure('this tree, a dollar budget', here, backendPort, { dollars: true })]);
   rows.push(['this tree, output rules', await measure('this tree, output rules', here, backendPort, { output: true })]);
