@@ -74,7 +74,10 @@ export class NativeRelay implements StreamTransformer {
     const out = this.output?.filter(event);
     if (out === undefined) this.send(event, data, emit);
     else for (const e of out) this.send(e, undefined, emit);
-    if (this.output?.blocked) this.cutting = true;
+    if (!this.output?.blocked) return;
+    this.cutting = true;
+    // The event cut may be the one that reports the usage (a Responses answer whose text only its terminal event carries).
+    this.usageAfterCut = this.output.usageAfterCut(event, this.observer.usage);
   }
 
   /** Ends an answer a rule cut in the protocol, with the usage: the backend's if it came, else what it said so far and an estimate of the rest. */

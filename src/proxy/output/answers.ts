@@ -1,13 +1,10 @@
-// Output rules on JSON answers, checked whole, in the client's protocol: a
-// chat completion's choices (also a chat backend's answer on its way to a
-// Responses or Messages client, whose translation then says content_filter
-// its own way), a Responses object's output items, a Messages answer's
-// content blocks. A mask replaces the match; a block keeps what came before
-// it, drops what came after, and ends the answer as the protocol says a
-// filter ended it (chat: finish_reason content_filter; Responses: status
-// incomplete, reason content_filter; Messages: stop_reason refusal).
+// Output rules on chat JSON answers, checked whole: a chat completion's
+// choices (also a chat backend's answer on its way to a Responses or
+// Messages client, whose translation then says content_filter its own way).
+// A mask replaces the match; a block keeps what came before it, drops what
+// came after, and ends the choice with finish_reason content_filter. A
+// native Responses or Messages answer: native-answers.ts.
 import type { Context } from '../../pipeline/context';
-import { rewriteStrings } from '../../request/rewrite-strings';
 import { ChatOutput } from './chat';
 import { OutputText, type PartKind } from './text';
 
@@ -53,44 +50,4 @@ export function checkChatJson(ctx: Context, choices: unknown[]): unknown[] {
 /** A chat backend's JSON answer (parsed, the caller's own object), checked in place before it is translated. */
 export function checkChatAnswer(ctx: Context, body: unknown): void {
   if (ctx.forwarding.output !== undefined && isRecord(body) && Array.isArray(body.choices)) body.choices = checkChatJson(ctx, body.choices);
-}
-
-/** A Responses object from a backend that serves the API: its messages' text and its calls' arguments, in output order. */
-export function checkResponseJson(ctx: Context, body: unknown): void {
-  if (ctx.forwarding.output === undefined || !isRecord(body) || !Array.isArray(body.output)) return;
-  const out = checker(ctx);
-  const output: unknown[] = [];
-  for (const item of body.output) {
-    if (!isRecord(item)) { output.push(item); continue; }
-    if (item.type === 'function_call' && typeof item.arguments === 'string') {
-      const args = out.whole(item.arguments);
-      if (out.blocked !== undefined) break;
-      output.push({ ...item, arguments: args });
-    } else if (item.type === 'message' && Array.isArray(item.content)) {
-      const content = item.content.map((part: unknown) => (isRecord(part) && part.type === 'output_text' && typeof part.text === 'string' ? { ...part, text: out.whole(part.text) } : part));
-      output.push(out.blocked === undefined ? { ...item, content } : { ...item, content, status: 'incomplete' });
-    } else output.push(item);
-    if (out.blocked !== undefined) break;
-  }
-  body.output = output;
-  if (out.blocked !== undefined) Object.assign(body, { status: 'incomplete', incomplete_details: { reason: 'content_filter' } });
-}
-
-/** A Messages answer from a backend that serves the API: its text blocks, and the strings of its tool calls' input. */
-export function checkMessageJson(ctx: Context, body: unknown): void {
-  if (ctx.forwarding.output === undefined || !isRecord(body) || !Array.isArray(body.content)) return;
-  const out = checker(ctx);
-  const content: unknown[] = [];
-  for (const block of body.content) {
-    if (isRecord(block) && block.type === 'text' && typeof block.text === 'string') {
-      const text = out.whole(block.text);
-      if (out.blocked === undefined || text !== '') content.push({ ...block, text });
-    } else if (isRecord(block) && block.type === 'tool_use') {
-      const input = rewriteStrings(block.input, (s) => out.whole(s), true);
-      if (out.blocked === undefined) content.push(input === block.input ? block : { ...block, input });
-    } else content.push(block);
-    if (out.blocked !== undefined) break;
-  }
-  body.content = content;
-  if (out.blocked !== undefined) Object.assign(body, { stop_reason: 'refusal', stop_sequence: null });
 }
