@@ -36,6 +36,11 @@ module.exports = {
     // process around it all (cluster, runtime, app, gateway, server, cli), which
     // has no rule: nothing is above it.
     {
+      name: 'text-is-a-leaf', severity: 'error',
+      comment: 'src/text/ (text as a reader sees it: the fold, its map, JSON escapes) imports nothing from the core.',
+      from: { path: '^src/text/' }, to: { path: '^src/', pathNot: '^src/text/' },
+    },
+    {
       name: 'request-view-is-a-leaf', severity: 'error',
       comment: 'src/request/ (JSON depth, body validation, texts, usage estimates, the JSON reply) imports only the leaves.',
       from: { path: '^src/request/' }, to: { path: '^src/', pathNot: '^src/(request/|types\\.ts|errors\\.ts|config/|pipeline/contract\\.ts|admission/types\\.ts)' },

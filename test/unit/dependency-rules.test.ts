@@ -30,6 +30,7 @@ describe('dependency rules', () => {
     ['core-names-no-plugin', 'src/api/uses-plugin.ts', "import { plugin } from '../../plugins/limits';\nexport const p = plugin;\n"],
     ['contract-is-a-leaf', 'src/pipeline/contract.ts', "import type { Runtime } from '../runtime';\nexport type R = Runtime;\n"],
     ['leaves-stay-leaves', 'src/config/values.ts', "import type { Runtime } from '../runtime';\nexport type R = Runtime;\n"],
+    ['text-is-a-leaf', 'src/text/fold.ts', "import type { Route } from '../types';\nexport type R = Route;\n"],
     ['request-view-is-a-leaf', 'src/request/usage.ts', "import type { Route } from '../routing/routes';\nexport type R = Route;\n"],
     ['services-under-the-pipeline', 'src/fleet/uses-context.ts', "import type { Context } from '../pipeline/context';\nexport type C = Context;\n"],
     ['services-under-the-pipeline', 'src/pricing/uses-proxy.ts', "import * as reply from '../proxy/reply';\nexport const r = reply;\n"],
