@@ -3,9 +3,12 @@
 // answer streams: the trailing word (an address's local part may go on), a
 // trailing run of digits and separators (a number may go on), a trailing
 // upper-case run (an IBAN's country code may begin it), and for an operator
-// pattern its last maxChars - 1 characters.
-import type { OutputMatch, OutputRules, OutputScan } from '../../src';
-import { detect, type Detector } from './detectors';
+// pattern its last maxChars - 1 characters. Text is read as for requests
+// (read.ts: accents, blank and invisible characters folded), the hold-back
+// too, so a number split by braille blanks waits for its end.
+import { originalAt, type OutputMatch, type OutputRules, type OutputScan } from '../../src';
+import type { Detector } from './detectors';
+import { detectRead, readingsOf } from './read';
 
 // What could still grow into an address, a number or an IBAN at the end of the text.
 const TAIL_WORD = /[\p{L}\p{N}._%+@-]+$/u;
@@ -19,19 +22,26 @@ export function piiOutputRules(detectors: readonly Detector[], custom: readonly 
   return {
     maxHoldChars: Math.max(...all.map((d) => d.maxChars)),
     scan(text: string, from: number): OutputScan {
-      const matches: OutputMatch[] = detect(all, text, from).map((d) => ({
+      const readings = readingsOf(text);
+      const matches: OutputMatch[] = detectRead(all, text, from, readings).map((d) => ({
         start: d.start, end: d.end, kind: d.kind, action, ...(action === 'mask' ? { replacement: `[${d.kind.toUpperCase()}]` } : {}),
       }));
       let holdFrom = text.length;
-      const hold = (re: RegExp, max: number): void => {
-        const m = re.exec(text);
-        if (m !== null && m[0].length <= max) holdFrom = Math.min(holdFrom, m.index);
-      };
-      if (kinds.has('email')) hold(TAIL_WORD, 254);
-      if (kinds.has('phone') || kinds.has('card')) hold(TAIL_NUMBER, 40);
-      if (kinds.has('iban')) hold(TAIL_UPPER, 42);
+      for (const reading of readings) {
+        let held = reading.text.length;
+        if (kinds.has('email')) held = tailFrom(TAIL_WORD, reading.text, 254, held);
+        if (kinds.has('phone') || kinds.has('card')) held = tailFrom(TAIL_NUMBER, reading.text, 40, held);
+        if (kinds.has('iban')) held = tailFrom(TAIL_UPPER, reading.text, 42, held);
+        holdFrom = Math.min(holdFrom, originalAt(reading, held, text.length));
+      }
       if (customHold > 0) holdFrom = Math.min(holdFrom, text.length - customHold + 1);
       return { matches, holdFrom: Math.max(from, holdFrom) };
     },
   };
+}
+
+/** Where a trailing run `re` finds (at most `max` long) begins, if before `held`; else `held`. */
+function tailFrom(re: RegExp, text: string, max: number, held: number): number {
+  const m = re.exec(text);
+  return m !== null && m[0].length <= max ? Math.min(held, m.index) : held;
 }

@@ -3,17 +3,14 @@
 // everywhere in the request ([EMAIL_1] stays [EMAIL_1] in every message), so
 // the model can still tell two people or two cards apart. A text is read as
 // a reader sees it: JSON escapes decoded (bob\u0040example.com is an
-// address), then, past plain ASCII, folded (src/text/fold.ts: accents,
-// invisible and blank characters, full-width digits); what is found there is
-// replaced in the text as written, a whole escape or character at a time, so
-// JSON stays JSON.
-import { decodeJsonEscapes, foldMapped, sourceOf, type MappedReading } from '../../src';
-import { detect, nonOverlapping, type Detection, type Detector } from './detectors';
+// address), then folded (read.ts); what is found there is replaced in the
+// text as written, a whole escape or character at a time, so JSON stays JSON.
+import { decodeJsonEscapes } from '../../src';
+import type { Detection, Detector } from './detectors';
+import { detectRead, placed } from './read';
 
 /** Whether a text may hold personal data at all: an address has an @, the rest digits (operator patterns aside); other text is folded first. */
 const MAY_HOLD = /[@\d\\]|[^\x00-\x7f]/;
-/** Printable ASCII and whitespace: the fold leaves it as it is (bar whitespace runs), so it is read as written. */
-const PLAIN_ASCII = /^[\t\n\r\x20-\x7e]*$/;
 
 export class Placeholders {
   private readonly given = new Map<string, string>();
@@ -36,21 +33,9 @@ export class Placeholders {
 export function detectIn(detectors: readonly Detector[], anyText: boolean, text: string): Detection[] {
   if (!anyText && !MAY_HOLD.test(text)) return [];
   const decoded = decodeJsonEscapes(text);
-  const found = PLAIN_ASCII.test(decoded.text) ? detect(detectors, decoded.text) : detectFolded(detectors, decoded.text);
+  const found = detectRead(detectors, decoded.text);
   return decoded.starts === undefined ? found : found.map((d) => placed(d, decoded));
 }
-
-/** Detections in `text` as written (an operator's pattern may name accented letters) and in each folded reading, placed in `text`. */
-function detectFolded(detectors: readonly Detector[], text: string): Detection[] {
-  const found = detect(detectors, text);
-  for (const reading of foldMapped(text).folded) for (const d of detect(detectors, reading.text)) found.push(placed(d, reading));
-  return nonOverlapping(found);
-}
-
-const placed = (d: Detection, reading: MappedReading): Detection => {
-  const [start, end] = sourceOf(reading, d.start, d.end);
-  return { ...d, start, end };
-};
 
 /** `text` with each detection replaced by its placeholder. */
 export function redact(text: string, found: readonly Detection[], placeholders: Placeholders): string {

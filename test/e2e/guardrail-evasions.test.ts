@@ -63,6 +63,8 @@ describe('guardrails against hidden text', () => {
   let filtered: TestGateway;
   let exact: TestGateway;
   let pii: TestGateway;
+  let piiBackend: SplitBackend;
+  let piiAnswers: TestGateway;
 
   const start = (plugins: object[]) => startGateway({ keys: [alice.entry], upstreams: UPSTREAMS(backend.base), routes: MODEL_ROUTES, plugins });
 
@@ -71,10 +73,12 @@ describe('guardrails against hidden text', () => {
     filtered = await start([{ name: 'content-filter', terms: ['credit card', 'project bluebird'], output: { terms: ['credit card', 'project bluebird'], action: 'mask' } }]);
     exact = await start([{ name: 'content-filter', terms: ['p\u00eacheur'], accents: 'exact' }]);
     pii = await start([{ name: 'pii' }]);
+    piiBackend = await startSplitBackend('Call +1 415\u2800555\u28002671 or mail bo\u0301b@exa\u0301mple.com today.');
+    piiAnswers = await startGateway({ keys: [alice.entry], upstreams: UPSTREAMS(piiBackend.base), routes: MODEL_ROUTES, plugins: [{ name: 'pii' }] });
   });
   afterAll(async () => {
-    await Promise.all([filtered.close(), exact.close(), pii.close()]);
-    await backend.close();
+    await Promise.all([filtered.close(), exact.close(), pii.close(), piiAnswers.close()]);
+    await Promise.all([backend.close(), piiBackend.close()]);
   });
 
   const send = (gw: TestGateway, r: Route, body: object) =>
@@ -95,11 +99,20 @@ describe('guardrails against hidden text', () => {
       expect(backend.requests.length).toBe(sent);
     });
 
-    it('masks accented and blank-split terms in the answer', async () => {
-      const res = await send(filtered, r, r.text('Tell me.'));
+    it.each(['json', 'split10'])('masks accented and blank-split terms in the answer (%s)', async (kind) => {
+      const res = await send(filtered, { ...r, model: r.model.replace('json', kind) }, { ...r.text('Tell me.'), stream: kind !== 'json' });
       expect(res.status).toBe(200);
       expect(res.text).toContain('[redacted]');
       expect(res.text).not.toMatch(/dit card|bluebird/);
+    });
+
+    it.each(['json', 'split10'])('masks a phone number and an address hidden by braille blanks and accents in the answer (%s)', async (kind) => {
+      const res = await send(piiAnswers, { ...r, model: r.model.replace('json', kind) }, { ...r.text('Who?'), stream: kind !== 'json' });
+      expect(res.status).toBe(200);
+      expect(res.text).toContain('[PHONE]');
+      expect(res.text).toContain('[EMAIL]');
+      // Generated ids aside (random characters may spell 2671).
+      expect(res.text.replace(/(?:resp|msg|chatcmpl)_[0-9A-Za-z]+/g, '')).not.toMatch(/2671|\u0301|\u2800|\\u0301|\\u2800/);
     });
 
     it('with accents exact, tells letters with different accents apart', async () => {

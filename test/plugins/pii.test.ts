@@ -176,6 +176,12 @@ describe('pii plugin on answers', () => {
     expect(stream((await rulesOf({}))!, split(ANSWER, n)).text).toBe(MASKED);
   });
 
+  const HIDDEN = 'Write to bo\u0301b@exa\u0301mple.com, call +1 415\u2800555\u28002671 today.';
+
+  it.each([2, 3, 10, HIDDEN.length])('masks values hidden by accents and braille blanks split across %i pieces', async (n) => {
+    expect(stream((await rulesOf({}))!, split(HIDDEN, n)).text).toBe('Write to [EMAIL], call [PHONE] today.');
+  });
+
   it('cuts the answer before the first value with output: block', async () => {
     const { text, blocked } = stream((await rulesOf({ output: 'block' }))!, split(ANSWER, 10));
     expect(text).toBe('Write to ');
