@@ -33,6 +33,8 @@ const outputSchema = z.strictObject({
     .default([]).transform((list) => list.map((p) => (typeof p === 'string' ? { pattern: p, maxChars: DEFAULT_PATTERN_CHARS } : p))),
   action: z.enum(['block', 'mask']).default('block'),
   mask: z.string().default('[redacted]'),
+  // Reasoning text (a model's thinking, its summaries) is read too unless this is false.
+  reasoning: z.boolean().default(true),
 });
 
 const settingsSchema = z.strictObject({
@@ -63,7 +65,8 @@ export const plugin: PluginDefinition<ContentFilterSettings> = {
     const matches = compileMatcher(settings.terms, settings.patterns, settings.accents);
     const message = refusalMessage(settings);
     const refuse = () => new GatewayError('content_filter', message, { param: 'prompt' });
-    const output = settings.output === undefined ? undefined : outputRules({ ...settings.output, accents: settings.accents });
+    const rules = settings.output === undefined ? undefined : outputRules({ ...settings.output, accents: settings.accents });
+    const output = rules === undefined ? undefined : { ...rules, readsReasoning: settings.output!.reasoning };
     return {
       onRequest(ctx) {
         for (const text of ctx.texts) if (matches(text)) throw refuse();

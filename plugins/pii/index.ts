@@ -39,6 +39,8 @@ const settingsSchema = z.strictObject({
   })).default([]),
   input: z.enum(['redact', 'refuse', 'allow']).default('redact'),
   output: z.enum(['mask', 'block', 'allow']).default('mask'),
+  // Reasoning text in answers (a model's thinking, its summaries) is read too unless this is false.
+  outputReasoning: z.boolean().default(true),
 });
 
 export type PiiSettings = z.infer<typeof settingsSchema>;
@@ -64,7 +66,7 @@ export const plugin: PluginDefinition<PiiSettings, Placeholders> = {
     const counter = env.services.metrics && detectionsCounter(env.services.metrics);
     const count = (found: readonly Detection[], action: string): void => { for (const d of found) counter?.inc({ kind: d.kind, action }); };
     const find = (text: string): Detection[] => detectIn(detectors, custom.length > 0, text);
-    const output = settings.output === 'allow' ? undefined : piiOutputRules(builtIn, custom, settings.output);
+    const output = settings.output === 'allow' ? undefined : { ...piiOutputRules(builtIn, custom, settings.output), readsReasoning: settings.outputReasoning };
 
     const refuse = (ctx: RequestContext): void => {
       const kinds = new Set<string>();

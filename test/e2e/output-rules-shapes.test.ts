@@ -132,6 +132,21 @@ describe('output rules on scripted shapes of model output', () => {
     });
   });
 
+  it('leaves reasoning alone under rules that opt out of it (output.reasoning: false), and still reads the content', async () => {
+    const gw = await startGateway({
+      keys: [alice.entry], upstreams: { chat: { url: backend.base, format: 'openai' } }, routes: [{ model: 'chat-*', upstream: 'chat', dialect: 'openai' }],
+      plugins: [{ name: 'content-filter', output: { terms: ['project bluebird'], reasoning: false } }],
+    });
+    try {
+      backend.chunks = [chunk({ role: 'assistant', reasoning_content: 'think: project bluebird' }), chunk({ content: 'ok, project bluebird' }, 'stop'), usageChunk(5, 9)];
+      const events = await stream(gw, CLIENTS[0]);
+      expect(seen(events)).toBe('think: project bluebirdok, ');
+      expect(ending(events)).toBe('content_filter');
+    } finally {
+      await gw.close();
+    }
+  });
+
   it.each(['chat', 'nat'])('a cut chat stream (%s backend) ends with content_filter even when the backend said stop in the same chunk', async (prefix) => {
     backend.chunks = [chunk({ role: 'assistant', content: 'we call it project bluebird' }, 'stop'), usageChunk(5, 9)];
     const events = await stream(blocking, CLIENTS.find((c) => c.prefix === prefix)!);
