@@ -9,8 +9,13 @@ import { decodeJsonEscapes } from '../../src';
 import type { Detection, Detector } from './detectors';
 import { detectRead, placed } from './read';
 
-/** Whether a text may hold personal data at all: an address has an @, the rest digits (operator patterns aside); other text is folded first. */
-const MAY_HOLD = /[@\d\\]|[^\x00-\x7f]/;
+/** Whether a text may hold personal data at all: an address has an @, the rest digits (operator patterns aside). */
+const MAY_HOLD = /[@\d]/;
+const ASCII = /^[\x00-\x7f]*$/;
+// Past ASCII, full-width and other compatibility forms of them count (the fold reads them as @ and digits);
+// folding text that has none costs more than all the detectors, and a number spelt wholly in letters that
+// merely look like digits (Cyrillic З for 3) is not worth it.
+const mayHold = (text: string): boolean => MAY_HOLD.test(text) || (!ASCII.test(text) && MAY_HOLD.test(text.normalize('NFKC')));
 
 export class Placeholders {
   private readonly given = new Map<string, string>();
@@ -31,8 +36,8 @@ export class Placeholders {
 
 /** The detections in a text as read, at their places in the text as written (none looked for in a text that cannot hold any, unless operator patterns ask). */
 export function detectIn(detectors: readonly Detector[], anyText: boolean, text: string): Detection[] {
-  if (!anyText && !MAY_HOLD.test(text)) return [];
   const decoded = decodeJsonEscapes(text);
+  if (!anyText && !mayHold(decoded.text)) return [];
   const found = detectRead(detectors, decoded.text);
   return decoded.starts === undefined ? found : found.map((d) => placed(d, decoded));
 }

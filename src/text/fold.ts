@@ -31,17 +31,18 @@ export const INVISIBLE = '[\\p{Cf}\\x00-\\x08\\x0e-\\x1f\\x7f-\\x84\\x86-\\x9f\\
 const INVISIBLE_RUN = new RegExp(`${INVISIBLE}+`, 'gu');
 const WHITESPACE_RUN = /\s{2,}|[^\S ]/gu;
 const MARK = '[\\p{Mn}\\p{Me}]';
-// Marks over the letters of the alphabets that write accents that way (an invisible character may
-// sit between); marks that are letters' own parts elsewhere (Devanagari vowel signs, dakuten) stay.
-const MARKS_OVER_LETTERS = new RegExp(`(?<=[\\p{sc=Latin}\\p{sc=Greek}\\p{sc=Cyrillic}0-9][\\p{Mn}\\p{Me}${INVISIBLE.slice(1, -1)}]*)${MARK}+`, 'gu');
 
-// Whether a text holds an invisible character or a mark, in one pass over its code units: Unicode
-// property classes cost a search per non-ASCII character, so each BMP code unit's answer is kept.
+// Per code unit, in one table: whether it is invisible, a mark, or a letter of the alphabets that write
+// accents as marks over it (Latin, Greek, Cyrillic; digits carry decorations too). Unicode property classes
+// cost a search per non-ASCII character, so each BMP code unit's answer is kept.
 const HAS_INVISIBLE = 1;
 const HAS_MARK = 2;
+const DECORATED = 4;
 const invisibleOne = new RegExp(`^${INVISIBLE}$`, 'u');
 const markOne = new RegExp(`^${MARK}$`, 'u');
-const bitsOf = (c: string): number => (invisibleOne.test(c) ? HAS_INVISIBLE : 0) | (markOne.test(c) ? HAS_MARK : 0);
+const decoratedOne = /^[\p{sc=Latin}\p{sc=Greek}\p{sc=Cyrillic}0-9]$/u;
+const bitsOf = (c: string): number =>
+  (invisibleOne.test(c) ? HAS_INVISIBLE : 0) | (markOne.test(c) ? HAS_MARK : 0) | (decoratedOne.test(c) ? DECORATED : 0);
 const BMP_BITS = Uint8Array.from({ length: 0x10000 }, (_, code) => (code >= 0xd800 && code <= 0xdfff ? 0 : bitsOf(String.fromCharCode(code))));
 
 function scan(text: string): number {
@@ -54,6 +55,28 @@ function scan(text: string): number {
   return bits;
 }
 
+/**
+ * `text` without the marks over Latin, Greek and Cyrillic letters and digits
+ * (invisible characters may sit between), in one pass; marks that are letters'
+ * own parts in other scripts (Devanagari vowel signs, dakuten) stay.
+ */
+function withoutMarksOverLetters(text: string): string {
+  let out = '';
+  let copied = 0;
+  let over = false; // whether a mark here sits over such a letter
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    const astral = code >= 0xd800 && code <= 0xdbff;
+    const bits = astral ? bitsOf(String.fromCodePoint(text.codePointAt(i)!)) : BMP_BITS[code];
+    if ((bits & HAS_MARK) !== 0 && over) {
+      out += text.slice(copied, i);
+      copied = i + (astral ? 2 : 1);
+    } else if ((bits & (HAS_MARK | HAS_INVISIBLE)) === 0) over = (bits & DECORATED) !== 0;
+    if (astral) i++;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
 /** Whitespace runs become one space (a single space, the common case, is left alone). */
 export const collapse = (text: string): string => text.replace(WHITESPACE_RUN, ' ');
 
@@ -63,13 +86,13 @@ export interface Composed { text: string; invisible: boolean }
 export function compose(text: string): Composed {
   const nfkc = text.normalize('NFKC');
   const bits = scan(nfkc);
-  return { text: bits & HAS_MARK ? nfkc.replace(MARKS_OVER_LETTERS, '') : nfkc, invisible: (bits & HAS_INVISIBLE) !== 0 };
+  return { text: bits & HAS_MARK ? withoutMarksOverLetters(nfkc) : nfkc, invisible: (bits & HAS_INVISIBLE) !== 0 };
 }
 
 /** Composed text (no invisible characters) with its accents taken off (unless exact) and look-alike letters folded. */
 export function foldLetters(text: string, accents: Accents): string {
   const nfd = text.normalize('NFD');
-  const bare = accents === 'fold' && (scan(nfd) & HAS_MARK) !== 0 ? nfd.replace(MARKS_OVER_LETTERS, '') : nfd;
+  const bare = accents === 'fold' ? withoutMarksOverLetters(nfd) : nfd;
   return foldConfusables(bare).normalize('NFC');
 }
 
