@@ -56,7 +56,7 @@ export const plugin: PluginDefinition<Record<string, never>, State> = {
         if (firstEvent !== undefined) recorder.firstEvent(model, firstEvent / 1000);
         if (ctx.usage !== undefined && ctx.principal !== undefined) {
           const { usage, principal } = ctx;
-          recorder.tokens(model, principal.id, principal.org ?? '', usage.estimated, usage.prompt_tokens, usage.completion_tokens);
+          recorder.tokens(model, principal.id, principal.org ?? '', usage.estimated, usage);
         }
         if (ctx.cost !== undefined) recorder.cost(model, ctx.principal?.id ?? '', ctx.principal?.org ?? '', ctx.cost);
         switch (reason) {

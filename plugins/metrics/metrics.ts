@@ -78,7 +78,7 @@ export function registerMetrics(registry: Registry, sums: Sums): GatewayMetrics 
     }),
     tokens: new Counter({
       name: 'sluice_tokens_total', registers,
-      help: 'Tokens used, as reported by the backend or estimated (estimated="true") when it reports none.',
+      help: 'Tokens used by type (prompt, cached: part of prompt, completion, reasoning: part of completion), as reported by the backend or estimated (estimated="true") when it reports none.',
       labelNames: ['type', 'model', 'key', 'org', 'estimated'],
       collect: fromSums(sums.tokens),
     }),

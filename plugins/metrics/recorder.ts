@@ -11,6 +11,16 @@ import { BUDGET_VALUES, FILTERED_ENDPOINTS, KIND_VALUES, SCOPE_VALUES } from './
 
 type HistogramChild = Histogram.Internal<string>;
 
+/**
+ * A request's token series by type: cached is part of prompt, reasoning part
+ * of completion, each made with its first token (a backend that reports
+ * neither adds no series of zeros).
+ */
+interface TokenSeries { series: (type: string) => CountSum; prompt: CountSum; completion: CountSum; cached?: CountSum; reasoning?: CountSum }
+
+/** The token counts one request adds. */
+export interface TokenCounts { prompt_tokens: number; completion_tokens: number; cached_tokens?: number; reasoning_tokens?: number }
+
 const SEP = '\u0000';
 
 /** The cached value for `key`, made by `make` the first time. */
@@ -24,7 +34,7 @@ export class Recorder {
   private readonly durationChildren = new Map<string, HistogramChild>();
   private readonly ttfbChildren = new Map<string, HistogramChild>();
   private readonly firstEventChildren = new Map<string, HistogramChild>();
-  private readonly tokenChildren = new Map<string, { prompt: CountSum; completion: CountSum }>();
+  private readonly tokenChildren = new Map<string, TokenSeries>();
 
   constructor(readonly metrics: GatewayMetrics, private readonly sums: Sums) {}
 
@@ -46,14 +56,17 @@ export class Recorder {
     childOf(this.firstEventChildren, model, () => this.metrics.firstEvent.labels(model)).observe(seconds);
   }
 
-  tokens(model: string, key: string, org: string, estimated: boolean, prompt: number, completion: number): void {
+  tokens(model: string, key: string, org: string, estimated: boolean, usage: TokenCounts): void {
     const id = model + SEP + key + SEP + org + SEP + (estimated ? 't' : 'f');
-    const pair = childOf(this.tokenChildren, id, () => {
+    const t = childOf(this.tokenChildren, id, (): TokenSeries => {
       const series = (type: string): CountSum => childOf(this.sums.tokens, type + SEP + id, () => ({ labels: { type, model, key, org, estimated: String(estimated) }, value: 0 }));
-      return { prompt: series('prompt'), completion: series('completion') };
+      return { series, prompt: series('prompt'), completion: series('completion') };
     });
-    pair.prompt.value += prompt;
-    pair.completion.value += completion;
+    t.prompt.value += usage.prompt_tokens;
+    t.completion.value += usage.completion_tokens;
+    const { cached_tokens: cached = 0, reasoning_tokens: reasoning = 0 } = usage;
+    if (cached > 0) (t.cached ??= t.series('cached')).value += cached;
+    if (reasoning > 0) (t.reasoning ??= t.series('reasoning')).value += reasoning;
   }
 
   /** Adds a request's cost (dollars, rounded to the nano-dollar) to its series. */

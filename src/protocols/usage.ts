@@ -3,7 +3,7 @@
 // so budgets and metrics need not know which one ran. A translator returns
 // undefined when the backend reported none, so the caller can estimate (and
 // say so) instead of counting zero.
-import { isObject } from './json';
+import { readUsage } from '../request/usage';
 
 /**
  * `input_tokens` counts every prompt token the backend processed, cached or
@@ -25,17 +25,12 @@ export interface ProtocolUsage {
 /** A token count: a whole number, not negative. A backend's nonsense reads as absent. */
 export const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
 
-const field = (value: unknown, key: string): unknown => (isObject(value) ? value[key] : undefined);
-
-/** A chat-completions usage object ({prompt_tokens, completion_tokens, *_details}), or undefined without both counts. */
+/** A chat-completions usage object ({prompt_tokens, completion_tokens, *_details}) in protocol terms, as the one reader reads it; undefined without both counts. */
 export function chatUsage(raw: unknown): ProtocolUsage | undefined {
-  const input = field(raw, 'prompt_tokens');
-  const output = field(raw, 'completion_tokens');
-  if (!isCount(input) || !isCount(output)) return undefined;
-  const usage: ProtocolUsage = { input_tokens: input, output_tokens: output };
-  const cached = field(field(raw, 'prompt_tokens_details'), 'cached_tokens');
-  if (isCount(cached)) usage.cached_input_tokens = cached;
-  const reasoning = field(field(raw, 'completion_tokens_details'), 'reasoning_tokens');
-  if (isCount(reasoning)) usage.reasoning_tokens = reasoning;
+  const read = readUsage(raw);
+  if (read === undefined) return undefined;
+  const usage: ProtocolUsage = { input_tokens: read.prompt_tokens, output_tokens: read.completion_tokens };
+  if (read.cached_tokens !== undefined) usage.cached_input_tokens = read.cached_tokens;
+  if (read.reasoning_tokens !== undefined) usage.reasoning_tokens = read.reasoning_tokens;
   return usage;
 }

@@ -9,16 +9,29 @@ export const estimateTokens = (chars: number): number => Math.ceil(chars / CHARS
 /** A token count: a whole number, not negative, not absurd. A backend's nonsense is ignored, then estimated. */
 const isCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
 
-/** The backend's usage object, if it has the integer fields. */
+const detail = (details: unknown, key: string): unknown => (details !== null && typeof details === 'object' ? (details as Record<string, unknown>)[key] : undefined);
+
+/**
+ * The backend's chat-completions usage object, if it has the integer counts:
+ * the one reader of that shape, on every path (chat in either format, and
+ * Responses and Messages requests translated to chat), so a cached prompt
+ * token is priced as cached and a reasoning token recorded whichever API the
+ * client spoke. The details are parts of their totals, kept within them.
+ */
 export function readUsage(raw: unknown): Usage | undefined {
   if (raw === null || typeof raw !== 'object') return undefined;
   const u = raw as Record<string, unknown>;
   const prompt = u.prompt_tokens;
   const completion = u.completion_tokens;
   if (!isCount(prompt) || !isCount(completion)) return undefined;
-  const sum = (prompt as number) + (completion as number);
+  const sum = prompt + completion;
   const total = isCount(u.total_tokens) && u.total_tokens >= sum ? u.total_tokens : sum;
-  return { prompt_tokens: prompt as number, completion_tokens: completion as number, total_tokens: total, estimated: false };
+  const usage: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total, estimated: false };
+  const cached = detail(u.prompt_tokens_details, 'cached_tokens');
+  if (isCount(cached)) usage.cached_tokens = Math.min(cached, prompt);
+  const reasoning = detail(u.completion_tokens_details, 'reasoning_tokens');
+  if (isCount(reasoning)) usage.reasoning_tokens = Math.min(reasoning, completion);
+  return usage;
 }
 
 /** What an estimate reads of a request: the texts it forwards. */

@@ -135,6 +135,20 @@ describe('metrics plugin', () => {
     });
   });
 
+  it('counts cached and reasoning tokens as their own types, once a request reports some', async () => {
+    const registry = new Registry();
+    const hooks = await create(registry);
+    const principal = { id: 'alice', org: 'acme', mayUse: () => true, anyModel: true, entry: {} };
+    hooks.onFinish!(context({ model: 'glob-listed', usage: { prompt_tokens: 10, completion_tokens: 4, total_tokens: 14, estimated: false }, principal }), outcome(200));
+    hooks.onFinish!(context({ model: 'glob-listed', usage: { prompt_tokens: 1200, completion_tokens: 345, total_tokens: 1545, estimated: false, cached_tokens: 400, reasoning_tokens: 120 }, principal }), outcome(200));
+    expect(series(await scrape(registry), 'sluice_tokens_total')).toEqual({
+      'estimated=false,key=alice,model=glob-listed,org=acme,type=prompt': 1210,
+      'estimated=false,key=alice,model=glob-listed,org=acme,type=cached': 400,
+      'estimated=false,key=alice,model=glob-listed,org=acme,type=completion': 349,
+      'estimated=false,key=alice,model=glob-listed,org=acme,type=reasoning': 120,
+    });
+  });
+
   it('refuses to start without a registry to write to', async () => {
     await expect(async () => plugin.create({}, pluginEnv(plugin, config, {}))).rejects.toThrow(/services\.metrics/);
   });

@@ -37,6 +37,18 @@ describe('readUsage', () => {
     expect(readUsage({ prompt_tokens: 11, completion_tokens: 5, total_tokens: 16, extra: 1 })).toEqual({ prompt_tokens: 11, completion_tokens: 5, total_tokens: 16, estimated: false });
   });
 
+  it('reads the cached prompt tokens and the reasoning tokens, each within its total', () => {
+    const raw = { prompt_tokens: 1200, completion_tokens: 345, prompt_tokens_details: { cached_tokens: 400 }, completion_tokens_details: { reasoning_tokens: 120 } };
+    expect(readUsage(raw)).toEqual({ prompt_tokens: 1200, completion_tokens: 345, total_tokens: 1545, estimated: false, cached_tokens: 400, reasoning_tokens: 120 });
+    const over = { prompt_tokens: 10, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 99 }, completion_tokens_details: { reasoning_tokens: 9 } };
+    expect(readUsage(over)).toMatchObject({ cached_tokens: 10, reasoning_tokens: 5 });
+  });
+
+  it.each([null, 'x', { cached_tokens: -1 }, { cached_tokens: 1.5 }, { cached_tokens: '4' }])('leaves out details that are not counts: %p', (details) => {
+    const read = readUsage({ prompt_tokens: 10, completion_tokens: 5, prompt_tokens_details: details, completion_tokens_details: details });
+    expect(read).toEqual({ prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, estimated: false });
+  });
+
   it('computes a missing total', () => {
     expect(readUsage({ prompt_tokens: 2, completion_tokens: 3 })?.total_tokens).toBe(5);
   });

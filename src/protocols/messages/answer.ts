@@ -2,8 +2,7 @@
 // why it stopped, how many tokens it used, a tool call's input. Shared by the
 // JSON translation and the stream translation so the two never disagree.
 import { jsonDepthExceeds } from '../../request/json-depth';
-import { readUsage } from '../../request/usage';
-import type { ProtocolUsage } from '../usage';
+import { chatUsage, type ProtocolUsage } from '../usage';
 import type { MessagesUsage, StopReason } from './types';
 
 const STOP_REASONS = new Map<string, StopReason>([
@@ -61,16 +60,11 @@ export const count = (n: unknown): number | undefined => (Number.isSafeInteger(n
 
 /** A chat `usage` object in both forms, or undefined when it has no token counts. */
 export function usageOf(raw: unknown): AnswerUsage | undefined {
-  const read = readUsage(raw);
-  if (read === undefined) return undefined;
-  const u = raw as { prompt_tokens_details?: { cached_tokens?: unknown }; completion_tokens_details?: { reasoning_tokens?: unknown } };
-  const cached = Math.min(count(u.prompt_tokens_details?.cached_tokens) ?? 0, read.prompt_tokens);
-  const reasoning = count(u.completion_tokens_details?.reasoning_tokens);
-  const usage: ProtocolUsage = { input_tokens: read.prompt_tokens, output_tokens: read.completion_tokens };
-  if (cached > 0) usage.cached_input_tokens = cached;
-  if (reasoning !== undefined) usage.reasoning_tokens = reasoning;
+  const usage = chatUsage(raw);
+  if (usage === undefined) return undefined;
+  const cached = usage.cached_input_tokens ?? 0;
   return {
-    body: { input_tokens: read.prompt_tokens - cached, output_tokens: read.completion_tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: cached },
+    body: { input_tokens: usage.input_tokens - cached, output_tokens: usage.output_tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: cached },
     usage,
   };
 }
