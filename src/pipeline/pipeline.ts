@@ -12,6 +12,8 @@ export type Hook<K extends keyof Hooks> = { name: string; slot: number; run: Non
 export interface Pipeline {
   readonly names: readonly string[];
   readonly onRequest: ReadonlyArray<Hook<'onRequest'>>;
+  /** How many of the first request hooks are the transform and validate stages' (the checks, before the core's step). */
+  readonly checks: number;
   readonly outputRules: ReadonlyArray<Hook<'outputRules'>>;
   readonly onResponseHead: ReadonlyArray<Hook<'onResponseHead'>>;
   readonly onEvent: ReadonlyArray<Hook<'onEvent'>>;
@@ -51,7 +53,9 @@ export async function createPipeline(resolved: Array<{ def: PluginDefinition; se
   const names: string[] = [];
   const states: Array<(() => unknown) | undefined> = [];
   const { keptOf, ...shared } = env;
+  let checks: number | undefined;
   for (const { def, settings } of resolved) {
+    if (!BEFORE_CORE.has(def.stage ?? 'admit')) checks ??= lists.onRequest.length;
     if (core !== undefined && !BEFORE_CORE.has(def.stage ?? 'admit')) {
       lists.onRequest.push(coreHook(core));
       core = undefined;
@@ -65,9 +69,10 @@ export async function createPipeline(resolved: Array<{ def: PluginDefinition; se
       if (fn) lists[phase].push({ name: def.name, slot, run: fn.bind(hooks) });
     }
   }
+  checks ??= lists.onRequest.length;
   if (core !== undefined) lists.onRequest.push(coreHook(core));
   const counter = lists.outputRules.length > 0 && env.services.metrics !== undefined ? outputCounter(env.services.metrics) : undefined;
-  return { ...(lists as unknown as Omit<Pipeline, 'names' | 'states' | 'logger'>), names, states, logger: env.logger, outputCounter: counter };
+  return { ...(lists as unknown as Omit<Pipeline, 'names' | 'states' | 'logger' | 'checks'>), checks, names, states, logger: env.logger, outputCounter: counter };
 }
 
 /** The core's step as a request hook with no plugin state (slot -1). */

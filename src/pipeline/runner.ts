@@ -23,19 +23,28 @@ function stateFor(pipeline: Pipeline, ctx: RequestContext, slot: number): unknow
 }
 
 /** Undefined when every hook ran synchronously; else the promise of the rest. */
-export function runRequestHooks(pipeline: Pipeline, ctx: RequestContext & { closed: boolean }): Promise<void> | undefined {
+export function runRequestHooks(pipeline: Pipeline, ctx: RequestContext & { closed: boolean }, end = pipeline.onRequest.length): Promise<void> | undefined {
   const hooks = pipeline.onRequest;
-  for (let i = 0; i < hooks.length; i++) {
+  for (let i = 0; i < end; i++) {
     if (ctx.closed) return undefined;
     const pending = call(pipeline, hooks[i], ctx);
-    if (pending !== undefined) return finishAsync(pipeline, ctx, pending, i + 1);
+    if (pending !== undefined) return finishAsync(pipeline, ctx, pending, i + 1, end);
   }
   return undefined;
 }
 
-async function finishAsync(pipeline: Pipeline, ctx: RequestContext & { closed: boolean }, pending: Promise<void>, from: number): Promise<void> {
+/**
+ * The request hooks before the core's step (the transform and validate
+ * stages: redaction, the content filter), not admission nor budgets: for a
+ * request that a backend reads but that is not usage (count_tokens).
+ */
+export function runCheckHooks(pipeline: Pipeline, ctx: RequestContext & { closed: boolean }): Promise<void> | undefined {
+  return runRequestHooks(pipeline, ctx, pipeline.checks);
+}
+
+async function finishAsync(pipeline: Pipeline, ctx: RequestContext & { closed: boolean }, pending: Promise<void>, from: number, end: number): Promise<void> {
   await pending;
-  for (let i = from; i < pipeline.onRequest.length; i++) {
+  for (let i = from; i < end; i++) {
     if (ctx.closed) return; // the client left while a hook was waiting
     const next = call(pipeline, pipeline.onRequest[i], ctx);
     if (next !== undefined) await next;

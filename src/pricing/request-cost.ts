@@ -7,9 +7,9 @@ import { imageCost, tokenCost } from './prices';
 
 const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : undefined);
 
-/** Dollars, or undefined when no price names the model (or the request reached no model). */
+/** Dollars, or undefined when no price names the model (or the request reached no model, or is not usage: a token count, a stored response). */
 export function requestCost(prices: PriceList, ctx: RequestContext, outcome: Pick<Outcome, 'status' | 'aborted'>): number | undefined {
-  if (prices.empty || ctx.model === undefined) return undefined;
+  if (prices.empty || ctx.model === undefined || ctx.endpoint === 'models') return undefined;
   const price = prices.of(ctx.model);
   if (price === undefined) return undefined;
   if (ctx.image !== undefined) {

@@ -43,10 +43,10 @@ export interface StreamTransformer {
   endCut?(emit: Emit): void;
 }
 
-/** A JSON answer as the client gets it, and the tokens it cost (reported, else estimated). */
+/** A JSON answer as the client gets it, and the tokens it cost (reported, else estimated; undefined: not usage, as a token count). */
 export interface JsonAnswer {
   body: string;
-  usage: Usage;
+  usage: Usage | undefined;
 }
 
 export interface Format {

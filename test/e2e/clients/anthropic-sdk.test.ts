@@ -7,7 +7,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { AGENT_MODEL } from '../../support/agent-backend';
 import { THINKING_SIGNATURE } from '../../support/agent-messages';
-import { FINAL_PREFIX, PLAIN_ANSWER } from '../../support/agent-script';
+import { FINAL_PREFIX, PLAIN_ANSWER, roughTokens } from '../../support/agent-script';
 import { READ_QUESTION, READ_TOOL, readRoundTrip } from '../../support/anthropic-round-trip';
 import { MODES, startMessagesStack, type MessagesStack } from '../../support/messages-stack';
 
@@ -100,11 +100,20 @@ describe.each(MODES)('@anthropic-ai/sdk through the gateway, %s backend', (mode,
     if (native) expect(sent().body.messages[1].content[0]).toEqual({ type: 'thinking', thinking: THOUGHT, signature: THINKING_SIGNATURE });
   });
 
-  it('countTokens: the gateway\'s estimate, about four characters a token', async () => {
-    const counted = await client.messages.countTokens({ model, system: 'a'.repeat(40), messages: [{ role: 'user', content: 'b'.repeat(80) }] });
-    expect(counted).toEqual({ input_tokens: 30 });
+  it(native ? 'countTokens: the backend\'s own count, relayed' : 'countTokens: the gateway\'s estimate, about four characters a token', async () => {
+    const request = { model, system: 'a'.repeat(40), messages: [{ role: 'user' as const, content: 'b'.repeat(80) }] };
+    const { data: counted, response } = await client.messages.countTokens(request).withResponse();
+    const sent = stack.backend.requests.filter((r) => r.url.includes('count_tokens'));
+    if (native) {
+      expect(counted).toEqual({ input_tokens: roughTokens({ ...request, model: AGENT_MODEL }) });
+      expect(sent).toHaveLength(1);
+      expect(response.headers.get('x-sluice-estimated')).toBeNull();
+    } else {
+      expect(counted).toEqual({ input_tokens: 30 });
+      expect(sent).toEqual([]);
+      expect(response.headers.get('x-sluice-estimated')).toBe('true');
+    }
     const withTools = await client.messages.countTokens({ model, tools, messages: [question] });
     expect(withTools.input_tokens).toBeGreaterThan(10);
-    expect(stack.backend.requests.filter((r) => r.url.includes('count_tokens'))).toEqual([]);
   });
 });
