@@ -14,7 +14,9 @@ export type { ChatMessage, ChatRequest, ClientProtocol, ContentPart, ImageReques
 export { costText, imageCost, roundCost, tokenCost } from './pricing/prices';
 export { type ConfigView, type GatewayConfig, type Limits } from './config/schema';
 export { exactModelIds } from './routing/routes';
-export { estimateTokens, outputCapOf, promptChars } from './request/usage';
+export { estimateTokens, promptChars } from './request/usage';
+export { outputCapOf } from './request/output-cap';
+export { promptTokenBound } from './request/token-bound';
 export { rewriteTexts } from './api/rewrite-texts';
 export { collapse, compose, foldReadings, foldText, lightReading, type Accents, type Composed } from './text/fold';
 export { foldedAt, foldMapped, originalAt, sourceOf, type MappedFold, type MappedReading } from './text/fold-map';

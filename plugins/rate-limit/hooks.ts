@@ -79,7 +79,7 @@ export function createHooks({ policies, defaultMaxTokens, prices, logger, health
 
   async function admitBudgets(ctx: RequestContext, policy: Policy, state: RateLimitState): Promise<void> {
     const { requests } = policy;
-    const ask = askOf(ctx);
+    const ask = askOf(ctx, policy.hard);
     const reserves = policy.reserves.length === policy.tokens.length || priceOf(ctx, ask) ? policy.reserves : policy.tokens;
     let fit: Fit | undefined;
     if (ask.cap === undefined && policy.hard && reserves.length > 0) {

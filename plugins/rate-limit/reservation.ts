@@ -1,13 +1,17 @@
 // Reservations. On admission a request reserves, against each token budget,
-// its prompt estimate plus the output it may ask for (max_tokens or
-// max_completion_tokens, times n), and against each dollar budget the same
+// its prompt plus the output it may ask for (its output cap, times n), and
+// against each dollar budget the same
 // priced at the dearest of its model and fallbacks, in whole nano-dollars; so
 // concurrent requests cannot together spend more than the budget. A request
 // that names no cap under a hard budget is given the largest that fits
 // (capOf); under a soft one it reserves defaultMaxTokens. At the end the real
 // usage (or cost) is charged and the rest given back; a request that never
-// reached the backend gives back all of it.
-import { estimateTokens, outputCapOf, promptChars, type Price, type RequestContext, type Usage } from '../../src';
+// reached the backend gives back all of it. The prompt is reserved at its
+// upper bound (UTF-8 bytes, see promptTokenBound) in a hard budget: an
+// estimate's error would be multiplied by every request in flight, each of
+// which may have reserved too little, so only a bound holds a hard budget;
+// a soft one reserves the typical estimate.
+import { estimateTokens, outputCapOf, promptChars, promptTokenBound, type Price, type RequestContext, type Usage } from '../../src';
 import type { CompiledBudget } from './policy';
 
 const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : undefined);
@@ -15,8 +19,10 @@ const NANOS = 1e9;
 
 /** What a request asks of its reservation budgets, and at what price a token. */
 export interface Ask {
-  /** The prompt estimate, at least 1 token. */
+  /** The prompt estimate, at least 1 token: what a soft budget reserves. */
   prompt: number;
+  /** The most prompt tokens a backend can count: what a hard budget reserves (the estimate when no budget is hard). */
+  bound: number;
   /** Choices: each may use the cap. */
   n: number;
   /** The output cap the request names; undefined when it names none. */
@@ -39,20 +45,22 @@ export function dearest(prices: ReadonlyArray<Price | undefined>): Ask['price'] 
   return out;
 }
 
-/** What the request asks for (its price added by the caller). */
-export function askOf(ctx: RequestContext): Ask {
+/** What the request asks for (its price added by the caller); `hard`: some budget it reserves in is hard. */
+export function askOf(ctx: RequestContext, hard: boolean): Ask {
   const prompt = Math.max(estimateTokens(promptChars(ctx)), 1);
+  const bound = hard ? Math.max(promptTokenBound(ctx), prompt) : prompt;
   const params = ctx.chat?.model_params;
-  if (params === undefined) return { prompt, n: 1, cap: 0 };
-  return { prompt, n: count(params.n) ?? 1, cap: outputCapOf(params) };
+  if (params === undefined) return { prompt, bound, n: 1, cap: 0 };
+  return { prompt, bound, n: count(params.n) ?? 1, cap: outputCapOf(params) };
 }
 
 /** What a budget reserves for an output cap of `cap` tokens a choice. */
 export function need(budget: CompiledBudget, ask: Ask, cap: number): number {
-  if (budget.kind === 'tokens') return ask.prompt + cap * ask.n;
+  const prompt = budget.hard ? ask.bound : ask.prompt;
+  if (budget.kind === 'tokens') return prompt + cap * ask.n;
   if (ask.fixedNanos !== undefined) return ask.fixedNanos;
   const price = ask.price!;
-  return Math.ceil(ask.prompt * price.input + cap * ask.n * price.output);
+  return Math.ceil(prompt * price.input + cap * ask.n * price.output);
 }
 
 /** The largest cap whose reservation fits in `room` (-1: not even the prompt fits; Infinity: output costs this budget nothing). */

@@ -7,16 +7,21 @@ import { z } from 'zod';
 import { applyFieldRules, foldTopLevel, MODEL_ID_MAX, parseBody } from '../request/validate';
 import { messagesSchema, messageTexts, type ChatMessage, type Dialect } from './chat-messages';
 import { chatParamsShape, OPENAI_CHAT_NAMES, paramTexts } from '../request/chat-params';
+import { capField, unifyOutputCaps } from '../request/output-cap';
 import type { ChatRequest, FieldRules } from '../types';
 
 export { OPENAI_CHAT_NAMES };
 export type { ChatMessage, ChatRequest, Dialect };
 
+// max_output_tokens is no chat field, but a backend may read it wherever it
+// can arrive (model_params; the top level on the openai dialect): checked there.
+const paramsShape = { ...chatParamsShape, max_output_tokens: capField };
+
 const chatShape = (dialect: Dialect) => ({
   model: z.string().min(1).max(MODEL_ID_MAX),
   messages: messagesSchema[dialect],
   stream: z.boolean().nullable().optional(),
-  model_params: z.looseObject(chatParamsShape).nullable().optional(),
+  model_params: z.looseObject(paramsShape).nullable().optional(),
   ...chatParamsShape,
 });
 
@@ -27,7 +32,7 @@ const chatShape = (dialect: Dialect) => ({
 type ChatBody = z.infer<z.ZodObject<ReturnType<typeof chatShape>>> & Record<string, unknown>;
 const SCHEMAS: Record<Dialect, z.ZodType<ChatBody>> = {
   interface: z.strictObject(chatShape('interface')),
-  openai: z.looseObject(chatShape('openai')),
+  openai: z.looseObject({ ...chatShape('openai'), max_output_tokens: capField }),
 };
 
 const SHAPED = new Set(Object.keys(chatShape('interface')));
@@ -42,7 +47,12 @@ function foldedNames(body: Record<string, unknown>, dialect: Dialect): readonly 
 
 export function parseChatRequest(body: unknown, dialect: Dialect = 'interface', fields?: FieldRules): ChatRequest {
   const parsed = parseBody(SCHEMAS[dialect], body);
-  const model_params = applyFieldRules(parsed, foldTopLevel(parsed, foldedNames(parsed, dialect)), fields);
+  const params = applyFieldRules(parsed, foldTopLevel(parsed, foldedNames(parsed, dialect)), fields);
+  // One output cap wins (the smallest), in every cap field the backend may read; in max_tokens when the request
+  // names it only in max_output_tokens, which no chat server reads (and max_tokens is not added beside
+  // max_completion_tokens: OpenAI's reasoning models refuse it).
+  const named = typeof params.max_tokens === 'number' || typeof params.max_completion_tokens === 'number';
+  const model_params = unifyOutputCaps(params, named ? undefined : 'max_tokens');
   const texts: string[] = [];
   messageTexts(parsed.messages, texts);
   paramTexts(model_params, texts);

@@ -7,7 +7,8 @@ import type { Endpoint, Version } from '../config/schema';
 import { GatewayError } from '../errors';
 import type { Outcome, RequestContext, Timings, Usage } from './contract';
 import type { ChatRequest, ClientProtocol, ImageRequest, Principal, Route } from '../types';
-import { estimateUsage, outputCapOf } from '../request/usage';
+import { estimateUsage } from '../request/usage';
+import { outputCapOf, withOutputCap } from '../request/output-cap';
 import type { RequestTrace } from '../tracing/request-trace';
 import type { OutputPolicy } from './output-policy';
 
@@ -158,10 +159,8 @@ export class Context implements RequestContext {
       this.chat = this.source.view().chat;
       return;
     }
-    const params = { ...chat.model_params };
-    if (params.max_completion_tokens !== undefined) params.max_completion_tokens = tokens;
-    else params.max_tokens = tokens;
-    this.chat = { ...chat, model_params: params };
+    // Every cap field the request carries, so a backend reads this cap whichever it reads; max_tokens when it names none.
+    this.chat = { ...chat, model_params: withOutputCap(chat.model_params, tokens, asked === undefined ? 'max_tokens' : undefined) };
   }
 
   get signal(): AbortSignal {

@@ -3,6 +3,7 @@
 // and folded into model_params, which openai-format backends receive at the
 // top level again. model_params may carry them too, checked the same way.
 import { z } from 'zod';
+import { capField } from './output-cap';
 
 const num = z.number().nullable().optional();
 const int = z.number().int().nullable().optional();
@@ -42,8 +43,9 @@ export const chatParamsShape = {
   temperature: num,
   top_p: num,
   n: num,
-  max_tokens: int,
-  max_completion_tokens: int,
+  // Non-negative integers: a backend coerces "100000" to a number (see output-cap.ts).
+  max_tokens: capField,
+  max_completion_tokens: capField,
   stop: z.union([z.string(), z.array(z.string()).max(16)]).nullable().optional(),
   seed: int,
   presence_penalty: num,

@@ -51,8 +51,3 @@ export function estimateUsage(ctx: Texts, completionChars: number): Usage {
 
 /** The usage object as the interface shows it (without the `estimated` flag). */
 export const publicUsage = (u: Usage) => ({ prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens });
-
-const cap = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : undefined);
-
-/** The output cap a chat request's parameters name (max_completion_tokens before max_tokens); undefined when none. */
-export const outputCapOf = (params: Readonly<Record<string, unknown>>): number | undefined => cap(params.max_completion_tokens) ?? cap(params.max_tokens);

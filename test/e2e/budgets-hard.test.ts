@@ -14,18 +14,21 @@ import { bearer, post, postSse, type JsonResponse } from '../support/http';
 import { exported, spendSums } from '../support/spend';
 import { until } from '../support/wait';
 import Redis from 'ioredis';
+import { PER_REQUEST_TOKENS, PER_TEXT_TOKENS } from '../../src/request/token-bound';
 
 jest.setTimeout(120_000);
 
 // $1 per million input tokens and $2 per million output: 1000 and 2000 nano-dollars a token.
 const PRICING = [{ model: '*', input: 1, output: 2 }];
 const CONTENT = 'Count to twenty, one word at a time.'; // 36 characters: 9 prompt tokens
+// What a hard budget reserves for the prompt: its upper bound, 36 bytes and the template allowances.
+const BOUND = 36 + PER_TEXT_TOKENS + PER_REQUEST_TOKENS;
 const WORDS = 20;
 const REAL_NANOS = 9 * 1000 + WORDS * 2000; // what one whole answer costs: 49 000
 const REAL_TOKENS = 9 + WORDS;
-// Budgets that fit the real cost of 10 answers and part of an 11th: the last one admitted gets a cap below 20.
-const DOLLAR_BUDGET = 10 * REAL_NANOS + 25_000; // $0.000515
-const TOKEN_BUDGET = 10 * REAL_TOKENS + 15; // 305
+// Budgets that fit the real cost of 10 answers and the bound of an 11th with a few tokens: the last one admitted gets a cap below 20.
+const DOLLAR_BUDGET = 10 * REAL_NANOS + BOUND * 1000 + 10 * 2000; // $0.000586
+const TOKEN_BUDGET = 10 * REAL_TOKENS + BOUND + 4; // 370
 const costNanos = (s: Served): number => s.prompt * 1000 + s.completion * 2000;
 const chat = (stream: boolean) => ({ model: 'm-1', stream, messages: [{ role: 'user', content: CONTENT }] });
 
@@ -102,18 +105,18 @@ describe('hard budgets across two replicas of two workers', () => {
     const admitted = results.filter((r) => r.status === 200).length;
     expect(admitted).toBeGreaterThanOrEqual(1);
     expect(admitted).toBeLessThan(100);
-    for (const r of results.filter((x) => x.status === 429)) expectRefusal(r, /dollar budget \(\$0\.000515 per day\).*\(at \d{4}-\d\d-\d\dT00:00:00Z\)\.$/);
+    for (const r of results.filter((x) => x.status === 429)) expectRefusal(r, /dollar budget \(\$0\.000586 per day\).*\(at \d{4}-\d\d-\d\dT00:00:00Z\)\.$/);
     const counter = `${prefix}{key:usd}:dollars:${new Date().toISOString().slice(0, 10)}`;
     const spentNow = () => backend.served.slice(before).reduce((n, s) => n + costNanos(s), 0);
     const last = await drain(usd.key, counter, spentNow);
-    expectRefusal(last, /dollar budget \(\$0\.000515 per day\)/);
+    expectRefusal(last, /dollar budget \(\$0\.000586 per day\)/);
 
     const served = backend.served.slice(before);
     const spent = spentNow();
     // The promise: what the backend says it served never exceeds the budget, and the budget was used
-    // up to less than the cheapest answer that could still be given (the prompt and one token).
+    // up to less than the cheapest answer that could still be admitted (the prompt's bound and one token).
     expect(spent).toBeLessThanOrEqual(DOLLAR_BUDGET);
-    expect(spent).toBeGreaterThan(DOLLAR_BUDGET - (9 * 1000 + 2000));
+    expect(spent).toBeGreaterThan(DOLLAR_BUDGET - (BOUND * 1000 + 2000));
     expect(served.every((s) => s.maxTokens !== undefined && s.maxTokens <= 64)).toBe(true);
     expect(served.some((s) => s.finish === 'length')).toBe(true);
     // The spend API charged exactly what the backend served, and the budget's own count agrees.
@@ -128,14 +131,14 @@ describe('hard budgets across two replicas of two workers', () => {
     const results = await burst(tok.key);
     expect(results.every((r) => r.status === 200 || r.status === 429)).toBe(true);
     expect(results.some((r) => r.status === 200)).toBe(true);
-    for (const r of results.filter((x) => x.status === 429)) expectRefusal(r, /token budget \(305 tokens per 3600 seconds\)/);
+    for (const r of results.filter((x) => x.status === 429)) expectRefusal(r, /token budget \(370 tokens per 3600 seconds\)/);
     const counter = `${prefix}{key:tok}:tokens`;
     const spentNow = () => backend.served.slice(before).reduce((n, s) => n + s.prompt + s.completion, 0);
-    expectRefusal(await drain(tok.key, counter, spentNow), /token budget \(305 tokens per 3600 seconds\)/);
+    expectRefusal(await drain(tok.key, counter, spentNow), /token budget \(370 tokens per 3600 seconds\)/);
     const served = backend.served.slice(before);
     const spent = spentNow();
     expect(spent).toBeLessThanOrEqual(TOKEN_BUDGET);
-    expect(spent).toBeGreaterThan(TOKEN_BUDGET - 10);
+    expect(spent).toBeGreaterThan(TOKEN_BUDGET - (BOUND + 1));
     expect(served.some((s) => s.finish === 'length')).toBe(true);
     expect(served.every((s) => s.maxTokens !== undefined && s.maxTokens <= 64)).toBe(true);
     await until(async () => Number(await redis.get(counter)) === spent, 'the budget settled to what was spent');

@@ -117,15 +117,16 @@ describe('policy over the Messages API', () => {
   });
 
   it.each(MODES)('reserves tokens from max_tokens (%s backend)', async (_mode, model) => {
-    // "Hi" is estimated at 1 token: max_tokens 2000 does not fit in 1000, max_tokens 100 reserves 101.
+    // A hard budget reserves "Hi" at its bound, 42 tokens (2 bytes and the template allowances): max_tokens
+    // 2000 does not fit in 1000, max_tokens 100 reserves 142.
     const key = { 'x-api-key': budgets[model].key };
     const big = await messages({ model, max_tokens: 2000 }, key);
     expectMessagesError(big, 429, 'rate_limit_error', 'rate_limited');
-    expect(big.body.error.message).toMatch(/has 1000 left, fewer than the 2001 this request may use/);
+    expect(big.body.error.message).toMatch(/has 1000 left, fewer than the 2042 this request may use/);
     expect(Number(big.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     const small = await messages({ model, max_tokens: 100 }, key);
     expect(small.status).toBe(200);
-    expect(small.headers['x-ratelimit-remaining-tokens']).toBe(String(1000 - 101));
+    expect(small.headers['x-ratelimit-remaining-tokens']).toBe(String(1000 - 142));
   });
 
   it.each(MODES)('counts the request under protocol="messages" and writes its access line (%s backend)', async (_mode, model) => {

@@ -1,5 +1,5 @@
-// Token reservations on the real Redis: a request reserves its prompt
-// estimate plus max_tokens on admission, so concurrent requests cannot
+// Token reservations on the real Redis: a request reserves its prompt's
+// upper bound (a hard budget) plus max_tokens on admission, so concurrent requests cannot
 // together overspend a token budget; the real usage is charged at the end and
 // the rest given back.
 import Redis from 'ioredis';
@@ -16,8 +16,9 @@ describe('token reservations across two replicas', () => {
   let redis: Redis;
   const prefix = uniquePrefix();
   const gateways: TestGateway[] = [];
-  // "hi" is estimated at 1 token: each request reserves 1 + 99 = 100. The backend reports 11 + 99 = 110.
-  const chat = (model: string, max_tokens = 99) => ({ model, max_tokens, messages: [{ role: 'user', content: 'hi' }] });
+  // "hi" is bounded at 42 tokens (2 bytes and the template allowances): each request reserves 42 + 58 = 100.
+  // The backend reports 11 + 58 = 69.
+  const chat = (model: string, max_tokens = 58) => ({ model, max_tokens, messages: [{ role: 'user', content: 'hi' }] });
 
   beforeAll(async () => {
     backend = await startGatedBackend();
@@ -64,8 +65,8 @@ describe('token reservations across two replicas', () => {
       expect(r.body.error).toMatchObject({ reason: 'rate_limited', status: 429 });
       expect(r.headers['retry-after']).toBeDefined();
     }
-    // Settled: each admitted request is charged its real 110 (10 more than its reservation: the estimate's error).
-    await until(async () => (await counter(tokens)) === 1100, 'the real usage charged');
+    // Settled: each admitted request is charged its real 69, less than the bound it reserved.
+    await until(async () => (await counter(tokens)) === 690, 'the real usage charged');
     expect(backend.max.get('fifty')).toBe(10);
   });
 
@@ -74,7 +75,7 @@ describe('token reservations across two replicas', () => {
     const [a] = await replicas([key.entry]);
     const res = await post(`${a.url}/v1/chat/completions`, chat('stream-a', 600), bearer(key.key));
     expect(res.status).toBe(429);
-    expect(res.body.error.message).toMatch(/token budget \(500 tokens per 60 seconds\) has 500 left, fewer than the 601 this request may use/);
+    expect(res.body.error.message).toMatch(/token budget \(500 tokens per 60 seconds\) has 500 left, fewer than the 642 this request may use/);
     expect(res.headers['x-ratelimit-remaining-tokens']).toBe('500');
     expect(await counter(`${prefix}{key:big}:tokens`)).toBe(0);
     expect(backend.seen.filter((id) => id.startsWith('big'))).toEqual([]);
@@ -85,11 +86,11 @@ describe('token reservations across two replicas', () => {
     const [a] = await replicas([key.entry], { defaultMaxTokens: 500 }, { timeoutMs: 300 });
     const tokens = `${prefix}{key:back}:tokens`;
     const failed = await post(`${a.url}/v1/chat/completions`, { model: 'hang-a', stream: false, messages: [{ role: 'user', content: 'hi' }] }, bearer(key.key));
-    expect(failed.headers['x-ratelimit-reserved-tokens']).toBe('501'); // no max_tokens: defaultMaxTokens
+    expect(failed.headers['x-ratelimit-reserved-tokens']).toBe('542'); // no max_tokens: the bound 42 and defaultMaxTokens
     expect(failed.body.error.reason).toBe('upstream_timeout');
     await until(async () => (await counter(tokens)) === 0, 'the reservation given back');
     const ok = await post(`${a.url}/v1/chat/completions`, chat('stream-a', 200), bearer(key.key));
-    expect(ok.headers['x-ratelimit-reserved-tokens']).toBe('201');
+    expect(ok.headers['x-ratelimit-reserved-tokens']).toBe('242');
     await until(async () => (await counter(tokens)) === 211, 'the real usage charged');
   });
 });

@@ -24,8 +24,9 @@ const config = validateConfig({
   keys: [
     // Soft: a request without max_tokens reserves defaultMaxTokens (0 here) and is never given a cap.
     { id: 'k', sha256: 'a'.repeat(64), org: 'acme', limits: { requests: 3, tokens: 30, windowSeconds: 60, enforce: 'soft' } },
-    { id: 'h', sha256: 'e'.repeat(64), limits: { tokens: 30, windowSeconds: 60 } },
-    { id: 'usd', sha256: 'f'.repeat(64), limits: { dollars: 0.0001, dollarWindow: 'day' } },
+    // Hard: the 40-character prompt reserves its bound, 80 tokens (40 bytes, 8 for the text, 32 for the request).
+    { id: 'h', sha256: 'e'.repeat(64), limits: { tokens: 170, windowSeconds: 60 } },
+    { id: 'usd', sha256: 'f'.repeat(64), limits: { dollars: 0.00024, dollarWindow: 'day' } },
     { id: 'd', sha256: 'b'.repeat(64) },
     { id: 'free', sha256: 'c'.repeat(64), org: 'open' },
   ],
@@ -180,29 +181,29 @@ describe('rate-limit plugin, hard budgets', () => {
 
   it('gives a request without max_tokens the cap that fits: defaultMaxTokens, or less when less is left', async () => {
     const { hooks } = await make({}, undefined, undefined, { defaultMaxTokens: 8 });
-    const first = ctx('h'); // prompt 10 + 8
+    const first = ctx('h'); // prompt bound 80 + 8
     await hooks.onRequest!(first);
     expect(first.capped).toBe(8);
     expect(first.chat!.model_params.max_tokens).toBe(8);
-    expect(first.headers['x-ratelimit-reserved-tokens']).toBe('18');
-    expect(first.headers['x-ratelimit-remaining-tokens']).toBe('12');
-    const second = ctx('h'); // 12 left: prompt 10 + 2
+    expect(first.headers['x-ratelimit-reserved-tokens']).toBe('88');
+    expect(first.headers['x-ratelimit-remaining-tokens']).toBe('82');
+    const second = ctx('h'); // 82 left: prompt bound 80 + 2
     await hooks.onRequest!(second);
     expect(second.capped).toBe(2);
-    expect(second.headers['x-ratelimit-reserved-tokens']).toBe('12');
+    expect(second.headers['x-ratelimit-reserved-tokens']).toBe('82');
     expect(second.headers['x-ratelimit-remaining-tokens']).toBe('0');
     const third = ctx('h');
     const err = await rejection(hooks.onRequest!(third));
     expect(err).toMatchObject({ reason: 'rate_limited', status: 429, details: { scope: 'key', budget: 'tokens' } });
     expect(third.capped).toBeUndefined();
-    // The first finishes having used 12 tokens: 6 of its 18 come back, too few for the prompt.
+    // The first finishes having used 12 tokens: 76 of its 88 come back, too few for the prompt's bound and one token.
     first.usage = usage(12);
     hooks.onFinish!(first, ok);
     await flush();
     const fourth = ctx('h');
     await expect(rejection(hooks.onRequest!(fourth))).resolves.toMatchObject({ reason: 'rate_limited' });
-    // Once the second has used 4 of its 12, 14 are left: prompt 10 and a cap of 4.
-    second.usage = usage(4);
+    // Once the second has used 74 of its 82, 84 are left: the prompt's bound 80 and a cap of 4.
+    second.usage = usage(74);
     hooks.onFinish!(second, ok);
     await flush();
     const fifth = ctx('h');
@@ -215,37 +216,37 @@ describe('rate-limit plugin, hard budgets', () => {
     const named = withCap('h', 5);
     await hooks.onRequest!(named);
     expect(named.capped).toBeUndefined();
-    expect(named.headers['x-ratelimit-reserved-tokens']).toBe('15');
+    expect(named.headers['x-ratelimit-reserved-tokens']).toBe('85');
     const err = await rejection(hooks.onRequest!(withCap('h', 6)));
-    expect(err.message).toContain('has 15 left, fewer than the 16 this request may use');
+    expect(err.message).toContain('has 85 left, fewer than the 86 this request may use');
   });
 
   it('with defaultMaxTokens 0, a request without a cap may take all that is left', async () => {
     const { hooks } = await make();
     const c = ctx('h');
     await hooks.onRequest!(c);
-    expect(c.capped).toBe(20);
+    expect(c.capped).toBe(90);
   });
 
   it('reserves dollars at the dearest price the request may reach, and settles with its cost', async () => {
     const { hooks } = await make({}, undefined, undefined, { defaultMaxTokens: 10 });
-    // Budget $0.0001 = 100 000 nano-dollars. Prompt 10 at 1000, output at m-dear's 4000 a token: 10 000 + 10 × 4000.
+    // Budget $0.00024 = 240 000 nano-dollars. The prompt's bound 80 at 1000, output at m-dear's 4000 a token: 80 000 + 10 × 4000.
     const route = { index: 0, upstream: 'b', dialect: 'interface', fallbacks: ['m-dear'], failoverOn: [], continueOnFailure: false, hostedTools: 'drop' } as const;
     const first = ctx('usd', { model: 'm', route });
     await hooks.onRequest!(first);
     expect(first.capped).toBe(10);
-    expect(first.headers['x-ratelimit-reserved-dollars']).toBe('0.00005');
-    expect(first.headers['x-ratelimit-limit-dollars']).toBe('0.0001');
-    expect(first.headers['x-ratelimit-remaining-dollars']).toBe('0.00005');
+    expect(first.headers['x-ratelimit-reserved-dollars']).toBe('0.00012');
+    expect(first.headers['x-ratelimit-limit-dollars']).toBe('0.00024');
+    expect(first.headers['x-ratelimit-remaining-dollars']).toBe('0.00012');
     expect(first.headers['x-ratelimit-reset-dollars']).toMatch(/^\d+h\d+m\d+s$|^\d+m\d+s$|^\d+s$/);
-    // 50 000 left: prompt 10 000 + 10 output tokens at 4000 = 50 000 fits exactly; a third does not.
+    // 120 000 left: 80 000 + 10 output tokens at 4000 = 120 000 fits exactly; a third does not.
     const second = ctx('usd', { model: 'm', route });
     await hooks.onRequest!(second);
     expect(second.capped).toBe(10);
     const err = await rejection(hooks.onRequest!(ctx('usd', { model: 'm', route })));
     expect(err).toMatchObject({ reason: 'rate_limited', details: { scope: 'key', budget: 'dollars' } });
-    expect(err.message).toMatch(/dollar budget \(\$0\.0001 per day\) is used up\. It refills in .+ \(at \d{4}-\d\d-\d\dT00:00:00Z\)\./);
-    // The first cost $0.00002: 30 000 of its 50 000 come back; prompt 10 000 and 5 tokens at 4000 fit.
+    expect(err.message).toMatch(/dollar budget \(\$0\.00024 per day\) is used up\. It refills in .+ \(at \d{4}-\d\d-\d\dT00:00:00Z\)\./);
+    // The first cost $0.00002: 100 000 of its 120 000 come back; the bound's 80 000 and 5 tokens at 4000 fit.
     first.cost = 0.00002;
     hooks.onFinish!(first, ok);
     await flush();

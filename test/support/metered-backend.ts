@@ -3,7 +3,9 @@
 // the request's max_tokens with finish_reason "length"; usage with
 // prompt_tokens counted as the gateway estimates them (a quarter of the
 // characters of the messages' text, rounded up), so a budget test measures
-// the gateway's concurrency, not a tokenizer's disagreement. JSON, or a
+// the gateway's concurrency, not a tokenizer's disagreement; or, with
+// `promptTokens: 'chars'`, one token a character, as a tokenizer counts
+// Chinese (four times the estimate). JSON, or a
 // stream of one event per token `gapMs` apart with usage in the last chunk.
 // It keeps the usage of every answer it finished, and the max_tokens each
 // request carried: the backend's own account of what was spent.
@@ -27,20 +29,20 @@ export interface MeteredBackend {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function promptTokens(body: { messages?: Array<{ content?: unknown }> }): number {
+function promptTokens(body: { messages?: Array<{ content?: unknown }> }, perChar: boolean): number {
   let chars = 0;
   for (const m of body.messages ?? []) if (typeof m.content === 'string') chars += m.content.length;
-  return Math.ceil(chars / 4);
+  return perChar ? chars : Math.ceil(chars / 4);
 }
 
-export async function startMeteredBackend({ words = 20, gapMs = 5 }: { words?: number; gapMs?: number } = {}): Promise<MeteredBackend> {
+export async function startMeteredBackend({ words = 20, gapMs = 5, promptTokens: count = 'estimate' }: { words?: number; gapMs?: number; promptTokens?: 'estimate' | 'chars' } = {}): Promise<MeteredBackend> {
   const served: Served[] = [];
 
   async function handle(req: IncomingMessage, res: ServerResponse, body: any): Promise<void> {
     const maxTokens = Number.isInteger(body?.max_tokens) ? body.max_tokens as number : undefined;
     const n = Math.min(words, maxTokens ?? words);
     const finish = n < words ? 'length' : 'stop';
-    const prompt = promptTokens(body);
+    const prompt = promptTokens(body, count === 'chars');
     const record: Served = { maxTokens, prompt, completion: 0, finish, cut: false };
     const usage = () => ({ prompt_tokens: prompt, completion_tokens: record.completion, total_tokens: prompt + record.completion });
     if (body?.stream !== true) {

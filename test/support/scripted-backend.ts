@@ -9,7 +9,7 @@
 //   const b = await startScriptedBackend();
 //   b.script('rn-refusal', responsesScript([...events], [...output items]));
 //   upstreams: { resp: { url: b.base, apis: ['responses'] }, msg: { url: b.base, apis: ['messages'] } }
-import { startRecordingServer } from './json-server';
+import { startRecordingServer, type RecordedRequest } from './json-server';
 
 type Event = Record<string, unknown>;
 
@@ -20,6 +20,8 @@ export interface Script {
 
 export interface ScriptedBackend {
   base: string;
+  /** Every request it received, in order: what the gateway sent. */
+  requests: RecordedRequest[];
   script(model: string, script: Script): void;
   close(): Promise<void>;
 }
@@ -68,5 +70,5 @@ export async function startScriptedBackend(): Promise<ScriptedBackend> {
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     res.end((script.events ?? []).map((e, i) => `event: ${e.type}\ndata: ${JSON.stringify(responses ? { ...e, sequence_number: i } : e)}\n\n`).join(''));
   });
-  return { base: server.base, script: (model, s) => void scripts.set(model, s), close: server.close };
+  return { base: server.base, requests: server.requests, script: (model, s) => void scripts.set(model, s), close: server.close };
 }

@@ -92,7 +92,7 @@ describe('parseChatRequest', () => {
     const tools = [{ type: 'function', function: { name: 'weather', description: 'Gets the weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
     const top = {
       temperature: 0.5, top_p: 0.9, max_tokens: 64, stop: ['\n'], n: 2, seed: 7, presence_penalty: 0.1, frequency_penalty: 0.2, user: 'u-1',
-      max_completion_tokens: 80, stream_options: { include_usage: true }, response_format: { type: 'json_schema', json_schema: { name: 'out', schema: { type: 'object' }, strict: true } },
+      max_completion_tokens: 64, stream_options: { include_usage: true }, response_format: { type: 'json_schema', json_schema: { name: 'out', schema: { type: 'object' }, strict: true } },
       tools, tool_choice: 'auto', parallel_tool_calls: false, logprobs: true, top_logprobs: 3, logit_bias: { '50256': -100 }, reasoning_effort: 'low',
       metadata: { team: 'search' }, service_tier: 'auto',
     };

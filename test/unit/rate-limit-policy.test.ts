@@ -10,6 +10,7 @@ import { gatewayConfigCheck } from '../../src/gateway';
 import { principalOf } from '../../src/auth/keys';
 import { askOf, dearest, largestCap, need, settlement, used, type Ask } from '../../plugins/rate-limit/reservation';
 import type { RequestContext } from '../../src/pipeline/contract';
+import { PER_REQUEST_TOKENS, PER_TEXT_TOKENS } from '../../src/request/token-bound';
 
 describe('rate-limit: reset and Retry-After formatting', () => {
   it.each([
@@ -160,16 +161,26 @@ describe('rate-limit: reservations', () => {
   // $1 per million input tokens and $2 per million output: 1000 and 2000 nano-dollars a token.
   const priced = (ask: Ask): Ask => ({ ...ask, price: { input: 1000, output: 2000 } });
 
-  it('asks for the prompt estimate and the cap the request names (max_completion_tokens first), times n', () => {
-    expect(askOf(chatCtx('x'.repeat(40)))).toEqual({ prompt: 10, n: 1, cap: undefined });
-    expect(askOf(chatCtx('x'.repeat(40), { max_tokens: 100, max_completion_tokens: 50 }))).toEqual({ prompt: 10, n: 1, cap: 50 });
-    expect(askOf(chatCtx('x'.repeat(40), { max_tokens: 100, n: 3 }))).toEqual({ prompt: 10, n: 3, cap: 100 });
-    expect(askOf(chatCtx(''))).toMatchObject({ prompt: 1 });
-    expect(askOf({ texts: ['a cat'] } as unknown as RequestContext)).toEqual({ prompt: 2, n: 1, cap: 0 }); // an image: its prompt only
+  it('asks for the prompt estimate and the cap the request names (the smallest of its cap fields), times n', () => {
+    expect(askOf(chatCtx('x'.repeat(40)), false)).toEqual({ prompt: 10, bound: 10, n: 1, cap: undefined });
+    expect(askOf(chatCtx('x'.repeat(40), { max_tokens: 100, max_completion_tokens: 50 }), false)).toEqual({ prompt: 10, bound: 10, n: 1, cap: 50 });
+    expect(askOf(chatCtx('x'.repeat(40), { max_tokens: 10, max_completion_tokens: 50 }), false)).toMatchObject({ cap: 10 });
+    expect(askOf(chatCtx('x'.repeat(40), { max_tokens: 100, n: 3 }), false)).toEqual({ prompt: 10, bound: 10, n: 3, cap: 100 });
+    expect(askOf(chatCtx(''), false)).toMatchObject({ prompt: 1 });
+    expect(askOf({ texts: ['a cat'] } as unknown as RequestContext, false)).toEqual({ prompt: 2, bound: 2, n: 1, cap: 0 }); // an image: its prompt only
+  });
+
+  it('under a hard budget, bounds the prompt by its UTF-8 bytes and the template allowances, whatever the language', () => {
+    expect(askOf(chatCtx('x'.repeat(40)), true)).toMatchObject({ prompt: 10, bound: 40 + PER_TEXT_TOKENS + PER_REQUEST_TOKENS });
+    // 4000 CJK characters: estimated at 1000 tokens, a tokenizer may count 4000 or more; the bound is their 12 000 bytes.
+    expect(askOf(chatCtx('中'.repeat(4000)), true)).toMatchObject({ prompt: 1000, bound: 12_000 + PER_TEXT_TOKENS + PER_REQUEST_TOKENS });
+    const ask = { prompt: 10, bound: 80, n: 1 };
+    expect(need(tokens, ask, 5)).toBe(85);
+    expect(need({ ...tokens, hard: false }, ask, 5)).toBe(15);
   });
 
   it('reserves prompt plus cap times n in tokens, and the same priced in whole nano-dollars', () => {
-    const ask = priced({ prompt: 10, n: 3, cap: 100 });
+    const ask = priced({ prompt: 10, bound: 10, n: 3, cap: 100 });
     expect(need(tokens, ask, 100)).toBe(310);
     expect(need(dollars, ask, 100)).toBe(10 * 1000 + 300 * 2000);
     expect(need(dollars, { ...ask, price: { input: 0.4, output: 0.7 } }, 1)).toBe(Math.ceil(10 * 0.4 + 3 * 0.7));
@@ -177,7 +188,7 @@ describe('rate-limit: reservations', () => {
   });
 
   it('finds the largest cap that fits the room left (-1: not even the prompt; Infinity: output is free)', () => {
-    const ask = priced({ prompt: 10, n: 2 });
+    const ask = priced({ prompt: 10, bound: 10, n: 2 });
     expect(largestCap(tokens, ask, 110)).toBe(50);
     expect(largestCap(tokens, ask, 11)).toBe(0);
     expect(largestCap(tokens, ask, 9)).toBe(-1);
@@ -199,7 +210,7 @@ describe('rate-limit: reservations', () => {
   });
 
   it('a hard budget gives a request without a cap the largest cap that fits every budget it reserves in', () => {
-    const ask = priced({ prompt: 10, n: 1 });
+    const ask = priced({ prompt: 10, bound: 10, n: 1 });
     const want = 4096;
     const amounts = [need(tokens, ask, want), need(dollars, ask, want)];
     // 600 tokens were taken before (room 400), and $0.0005 (room 500 000 nano-dollars: (500 000 - 10 000) / 2000 = 245 tokens).
@@ -213,7 +224,7 @@ describe('rate-limit: reservations', () => {
   });
 
   it('a hard budget refuses a request whose prompt and one token do not fit, naming the tightest budget and what it had', () => {
-    const ask = priced({ prompt: 10, n: 1 });
+    const ask = priced({ prompt: 10, bound: 10, n: 1 });
     const amounts = [need(tokens, ask, 64)];
     const d = decide([], [tokens], [new RateLimiterRes(0, 30_000, 990 + amounts[0])], amounts, Date.now(), { ask, want: 64 });
     expect(d.cap).toBeUndefined();

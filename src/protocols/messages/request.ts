@@ -5,6 +5,7 @@
 // drops them), since clients add new ones faster than gateways learn them.
 import { z } from 'zod';
 import { MODEL_ID_MAX, parseBody } from '../../request/validate';
+import { capField, unifyOutputCaps } from '../../request/output-cap';
 
 const cacheControl = z.looseObject({ type: z.string() }).nullable().optional();
 
@@ -77,6 +78,9 @@ const requestShape = {
   messages: z.array(message).min(1),
   system: z.union([z.string(), z.array(textBlock)]).optional(),
   max_tokens: z.number().int().min(1),
+  // Not Messages fields, but a lenient server reads them: checked, and held to the one cap.
+  max_completion_tokens: capField,
+  max_output_tokens: capField,
   tools: z.array(z.union([customTool, serverTool])).max(1024).optional(),
   tool_choice: toolChoice.optional(),
   temperature: z.number().min(0).optional(),
@@ -108,7 +112,8 @@ export type ToolParam = NonNullable<MessagesRequest['tools']>[number];
 
 /** The body of POST /v1/messages, or GatewayError('invalid_request') naming the input at fault. */
 export function parseMessagesRequest(body: unknown): MessagesRequest {
-  return parseBody(messagesSchema, body);
+  // One output cap wins (the smallest), in max_tokens and every other cap field the request carries.
+  return unifyOutputCaps(parseBody(messagesSchema, body));
 }
 
 /** The body of POST /v1/messages/count_tokens: a Messages request without `max_tokens`. */

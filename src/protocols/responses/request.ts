@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { GatewayError } from '../../errors';
 import { MODEL_ID_MAX, parseBody } from '../../request/validate';
+import { capField, unifyOutputCaps } from '../../request/output-cap';
 import type { ResponsesRequest } from './types';
 
 export type { ResponsesRequest };
@@ -114,6 +115,9 @@ const requestSchema = z.looseObject({
   text: z.looseObject({ format: textFormat.nullable().optional(), verbosity: optStr }).nullable().optional(),
   reasoning: z.looseObject({ effort: optStr, summary: optStr }).nullable().optional(),
   max_output_tokens: z.number().int().min(1).nullable().optional(),
+  // Not Responses fields, but a chat backend (or a lenient server) reads them: checked, and held to the one cap.
+  max_tokens: capField,
+  max_completion_tokens: capField,
   max_tool_calls: int,
   temperature: num,
   top_p: num,
@@ -138,5 +142,6 @@ export function parseResponsesRequest(body: unknown): ResponsesRequest {
   if (request.input === undefined && !request.previous_response_id) {
     throw new GatewayError('invalid_request', 'input is required: send a string or a list of input items.', { param: 'input' });
   }
-  return request;
+  // One output cap wins (the smallest), in every cap field the request carries and in max_output_tokens.
+  return unifyOutputCaps(request, 'max_output_tokens');
 }

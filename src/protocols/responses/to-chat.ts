@@ -5,6 +5,7 @@
 //
 //   const { messages, params, dropped } = toChat(req, { hostedTools: 'drop', history });
 import type { ChatMessage } from '../../types';
+import { OUTPUT_CAP_FIELDS, outputCapOf } from '../../request/output-cap';
 import { itemsToMessages } from './messages';
 import { chatToolChoice, chatTools, offeredTools, type HostedTools } from './tools';
 import type { InputItem, ResponsesRequest } from './types';
@@ -33,7 +34,7 @@ const UNUSABLE = ['include', 'truncation', 'prompt_cache_key', 'prompt_cache_ret
  * structure, which the translation writes (messages; n, as one choice is read). Any other field passes to the
  * backend as sent: the extras chat servers take (top_k, repetition_penalty, chat_template_kwargs).
  */
-const NOT_PASSED = new Set(['model', 'input', 'instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'text', 'reasoning', 'max_output_tokens',
+const NOT_PASSED = new Set(['model', 'input', 'instructions', 'tools', 'tool_choice', 'parallel_tool_calls', 'text', 'reasoning', ...OUTPUT_CAP_FIELDS,
   'temperature', 'top_p', 'user', 'service_tier', 'metadata', 'store', 'stream', 'previous_response_id', 'messages', 'n', ...UNUSABLE]);
 
 // Chat backends take low, medium and high; OpenAI's extremes map to the nearest.
@@ -52,8 +53,8 @@ export function toChat(req: ResponsesRequest, options: ToChatOptions = {}): Chat
   for (const key in req) if (!NOT_PASSED.has(key)) params[key] = req[key];
   for (const name of UNUSABLE) if (isSet(req[name])) dropped.add(name);
   // max_tokens, not max_completion_tokens: every chat server reads it (vLLM, SGLang, llama.cpp, TGI), and vLLM counts
-  // reasoning tokens in it, as Responses counts them in max_output_tokens.
-  copy(params, 'max_tokens', req.max_output_tokens);
+  // reasoning tokens in it, as Responses counts them in max_output_tokens. The one cap: the smallest the request names.
+  copy(params, 'max_tokens', outputCapOf(req));
   copy(params, 'temperature', req.temperature);
   copy(params, 'top_p', req.top_p);
   copy(params, 'user', req.user);

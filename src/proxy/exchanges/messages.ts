@@ -17,6 +17,7 @@ import { NativeMessagesObserver, usageOfJson } from '../../protocols/messages/na
 import { streamErrorEvent } from '../../protocols/messages/errors';
 import type { Format, JsonAnswer } from '../formats/format';
 import { estimateTokens, estimateUsage, promptChars } from '../../request/usage';
+import { withOutputCap } from '../../request/output-cap';
 import { coreUsage, isRecord, parseBackendJson, type Exchange } from '../exchange';
 import type { Upstream } from '../upstream';
 import { NativeRelay, type NativeDialect } from './native-relay';
@@ -57,7 +58,7 @@ export class MessagesExchange implements Exchange, RequestSource {
   }
 
   capOutput(tokens: number): void {
-    this.request = { ...this.request, max_tokens: tokens };
+    this.request = withOutputCap(this.request, tokens, 'max_tokens');
   }
 
   serves(upstream: Upstream, ctx: Context): boolean {

@@ -15,6 +15,7 @@ import { rewriteStrings } from '../../request/rewrite-strings';
 import { isObject } from '../../protocols/json';
 import type { Format, JsonAnswer } from '../formats/format';
 import { estimateUsage } from '../../request/usage';
+import { withOutputCap } from '../../request/output-cap';
 import { coreUsage, isRecord, parseBackendJson, type Exchange } from '../exchange';
 import type { Upstream } from '../upstream';
 import { NativeRelay, type Names, type NativeDialect, type NativeObserver } from './native-relay';
@@ -78,7 +79,7 @@ export class ResponsesExchange implements Exchange, RequestSource {
   }
 
   capOutput(tokens: number): void {
-    this.turn = { ...this.turn, request: { ...this.turn.request, max_output_tokens: tokens } };
+    this.turn = { ...this.turn, request: withOutputCap(this.turn.request, tokens, 'max_output_tokens') };
   }
 
   serves(upstream: Upstream, ctx: Context): boolean {
