@@ -1,11 +1,12 @@
 // rate-limit: every request must pass its key's budgets and its org's, each a
 // number of requests and/or tokens per window, and/or dollars per day, month
 // or window (priced from the config's `pricing`). Requests are counted when
-// admitted; tokens and dollars are reserved on admission (prompt estimate
-// plus the output cap, priced at the dearest model the request may reach)
-// and settled after, from the backend's usage. Budgets are hard unless
-// `enforce: soft`: a request without an output cap is sent with the largest
-// that fits, so concurrent requests never together overspend. With `redis` in
+// admitted; tokens and dollars are reserved on admission (the prompt, at its
+// upper bound under a hard budget, plus the output cap, priced at the dearest
+// model the request may reach) and settled after, from the backend's usage.
+// Budgets are hard unless `enforce: soft`: a request without an output cap is
+// sent with the largest that fits, so concurrent requests never together
+// overspend, whatever the language of their prompts. With `redis` in
 // the config all replicas share one count; without it, counts are per
 // machine (with several workers, the primary keeps them). Budgets come from
 // keys[].limits and orgs.<name>.limits (fields this plugin adds); `defaults`
