@@ -50,3 +50,20 @@ export const affinitySchema = z.strictObject({
   header: z.string().regex(/^[A-Za-z0-9-]+$/, 'must be a header name').transform((h) => h.toLowerCase()),
   loadFactor: z.number().min(1).max(10).default(1.25),
 });
+
+/**
+ * Passive health: what keeps failing leaves the rotation for a while. An
+ * ejection is bounded well under a minute by default (a backend back after a
+ * restart is not kept out for minutes), and an endpoint out for failures is
+ * probed every probeIntervalMs, so it returns as soon as it answers.
+ */
+export const healthSchema = z.strictObject({
+  consecutiveFailures: intLike(1, 1000).default(3),
+  baseEjectionMs: intLike(100, 3_600_000).default(5_000),
+  /** Every ejection's bound, the first one's too. */
+  maxEjectionMs: intLike(100, 86_400_000).default(30_000),
+  maxEjectedShare: z.number().min(0).max(1).default(0.5),
+  maxRetryAfterMs: intLike(0, 3_600_000).default(60_000),
+  /** 0: no probes (the endpoint returns with its trial when the ejection ends). */
+  probeIntervalMs: intLike(0, 3_600_000).default(1_000),
+}).prefault({});

@@ -3,7 +3,7 @@
 // key's org) are checked in `crossCheck`, each problem with its path, on what
 // is valid even when the rest is not (`salvageConfig`), so one round reports all.
 import { z } from 'zod';
-import { affinitySchema, engineMetricsSchema, scoringSchema } from './fleet-schema';
+import { affinitySchema, engineMetricsSchema, healthSchema, scoringSchema } from './fleet-schema';
 import { intLike, sizeLike } from './values';
 import { pricingSchema } from './pricing-schema';
 import { adminSchema, redisSchema, responsesSchema, sha256Digest, spendSchema, telemetrySchema } from './services-schema';
@@ -84,13 +84,7 @@ export const upstreamSchema = z.looseObject({
   /** Each endpoint's engine metrics (queue, running, KV cache), scraped in the background; `scored` needs them. */
   engineMetrics: engineMetricsSchema.optional(),
   scoring: scoringSchema,
-  health: z.strictObject({
-    consecutiveFailures: intLike(1, 1000).default(3),
-    baseEjectionMs: intLike(100, 3_600_000).default(5_000),
-    maxEjectionMs: intLike(100, 86_400_000).default(300_000),
-    maxEjectedShare: z.number().min(0).max(1).default(0.5),
-    maxRetryAfterMs: intLike(0, 3_600_000).default(60_000),
-  }).prefault({}),
+  health: healthSchema,
   /** Timeouts that tell silence from slowness, each defaulting to timeoutMs. */
   timeouts: z.strictObject({
     connectMs: intLike(1, 3_600_000).optional(),

@@ -1,7 +1,8 @@
 // Passive health over a fleet's endpoints, in the two scopes of member.ts:
 // how an attempt's outcome moves the endpoint's and the model's health, how
-// an active check moves the endpoint's, which trial an attempt is, and, when
-// no endpoint is left for a model, when the first one comes back and why.
+// an active check or a probe moves the endpoint's, which trial an attempt is,
+// and, when no endpoint is left for a model, where each one stands.
+import { ejectionMs, type Standing } from './ejection-decision';
 import { ModelHealth, type EjectionCause, type Health, type Member } from './member';
 
 export interface HealthSettings {
@@ -10,6 +11,8 @@ export interface HealthSettings {
   /** The first ejection's length; each further one doubles it, up to maxEjectionMs. */
   baseEjectionMs: number;
   maxEjectionMs: number;
+  /** While an endpoint is out for failures, a probe every this many ms (0: none); one that answers ends the ejection. */
+  probeIntervalMs: number;
   /** At most this share of a pool is out of rotation at once (for one model: its endpoints out either way). */
   maxEjectedShare: number;
   /** The longest a backend's Retry-After on a 429 is honoured. */
@@ -29,9 +32,6 @@ export type AttemptResult = 'ok' | 'neutral' | 'unreachable' | 'failed' | 'rate_
 export const MAX_MODELS = 64;
 /** How long a 429 without Retry-After rests the model on that endpoint: the backend gave no hint, so a short while. */
 export const NO_HINT_REST_MS = 1_000;
-
-/** When the first endpoint for a model is back in rotation, and why the endpoints are out. */
-export interface Return { at: number; cause: EjectionCause }
 
 const recover = (h: Health): void => {
   h.trialInFlight = false;
@@ -89,22 +89,27 @@ export class FleetHealth {
     return undefined;
   }
 
-  /** No endpoint is in rotation for `model`: when the first is back (at least now), and why it is out. */
-  whenBack(model: string, now: number): Return {
-    let at = Infinity;
-    let cause: EjectionCause = 'failures';
-    for (const m of this.members) {
+  /**
+   * An endpoint probe (ejection-probe.ts) got an answer: the connection works,
+   * so the endpoint's ejection ends now and the next request is its trial.
+   */
+  probed(member: Member, now: number): void {
+    if (member.isEjected(now) && member.cause === 'failures') member.ejectedUntil = now;
+  }
+
+  /** No endpoint is in rotation for `model`: when each is back (at least now), why it is out, and its load. */
+  standings(model: string, now: number): Standing[] {
+    return this.members.map((m) => {
       let back = now;
-      let why: EjectionCause = 'failures';
-      if (!m.available(now)) { back = Math.max(now, m.ejectedUntil); why = m.cause; }
+      let cause: EjectionCause = 'failures';
+      if (!m.available(now)) { back = Math.max(now, m.ejectedUntil); cause = m.cause; }
       const health = m.models.get(model);
       if (health !== undefined && !health.available(now) && health.ejectedUntil >= back) {
         back = Math.max(now, health.ejectedUntil);
-        why = health.cause;
+        cause = health.cause;
       }
-      if (back < at) { at = back; cause = why; }
-    }
-    return { at, cause };
+      return { back, cause, load: m.inflight / m.weight };
+    });
   }
 
   private fail(member: Member, health: Health, model: string | undefined, now: number, cause: EjectionCause): Health | undefined {
@@ -114,7 +119,7 @@ export class FleetHealth {
     // A failed trial sends a half-open scope straight back out, for longer.
     if (!wasTrial && health.failures < this.settings.consecutiveFailures) return undefined;
     const s = this.settings;
-    return this.eject(member, health, model, now, Math.min(s.baseEjectionMs * 2 ** health.ejections, s.maxEjectionMs), cause);
+    return this.eject(member, health, model, now, ejectionMs(health.ejections, s.baseEjectionMs, s.maxEjectionMs), cause);
   }
 
   private eject(member: Member, health: Health, model: string | undefined, now: number, ms: number, cause: EjectionCause): Health | undefined {

@@ -33,8 +33,10 @@ export function fromSocketError(err: NodeJS.ErrnoException, timedOut: boolean, u
 
 /**
  * A backend's non-2xx answer. Its 4xx passes through (a 429 with its
- * Retry-After, so clients back off as the backend asks); its 401/403 and 5xx
- * are the gateway's problem.
+ * Retry-After, so clients back off as the backend asks), but for its 401/403:
+ * the gateway's credentials, the gateway's problem (502). A 5xx keeps its
+ * class and, where a client acts on it, its status: a 503 stays a 503 (with
+ * the backend's Retry-After), a 504 a 504; any other is a 502.
  */
 export function fromUpstreamStatus(status: number, bodyText: string, upstream: string, retryAfter?: unknown): GatewayError {
   const details = { kind: 'status', upstream, phase: 'head', code: `HTTP ${status}` };
@@ -49,6 +51,11 @@ export function fromUpstreamStatus(status: number, bodyText: string, upstream: s
       status, param, code, type, details: code === undefined ? details : { ...details, backendCode: code }, headers: after === undefined ? undefined : { 'retry-after': after },
     });
   }
+  if (status === 503) {
+    const after = retryAfterValue(retryAfter);
+    return new GatewayError('upstream_unavailable', `The model backend is unavailable (HTTP 503). ${LATER}`, { details, headers: after === undefined ? undefined : { 'retry-after': after } });
+  }
+  if (status === 504) return new GatewayError('upstream_timeout', `The model backend timed out (HTTP 504). ${LATER}`, { details });
   return new GatewayError('upstream_error', `The model backend failed (HTTP ${status}). ${LATER}`, { details });
 }
 

@@ -1,8 +1,9 @@
 // One upstream = a fleet of endpoints (one, or several with weights), each an
 // undici Pool of keep-alive connections, built when the config loads. A
 // request goes to the endpoint the picker chooses among those in rotation
-// for its model; while nothing has reached the client, a failed attempt may
-// go again (fleet.ts, fleet/retry-decision.ts). Per request the backend gets
+// for its model (when none is, a fallback model or the endpoint most likely
+// to have recovered: fleet/ejection-decision.ts); while nothing has reached
+// the client, a failed attempt may go again (fleet.ts, fleet/retry-decision.ts). Per request the backend gets
 // exactly the headers it may see: the configured upstream headers, content
 // type, accept and x-request-id. The client's Authorization, cookies and
 // hop-by-hop headers never reach a backend, because they are never copied.
@@ -20,6 +21,8 @@ import type { PickRequest } from '../fleet/picker';
 import { startEngineRouting } from '../fleet/engine-routing';
 import type { ScoredMetrics } from '../fleet/scored-metrics';
 import { startHealthChecks } from '../fleet/health-check';
+import { startEjectionProbes } from '../fleet/ejection-probe';
+import { decideOutOfRotation } from '../fleet/ejection-decision';
 import { RetryBudget } from '../fleet/retry-budget';
 import type { FleetMetrics } from '../fleet/metrics';
 import { outOfRotation, upstreamTimeout } from './status';
@@ -68,6 +71,10 @@ export function createUpstream(name: string, config: UpstreamConfig & UpstreamSe
   const stopChecks = config.healthCheck
     ? startHealthChecks(health, config.healthCheck, headers, Math.min(config.timeoutMs, config.healthCheck.intervalMs), (m) => metrics.ejected(name, m.shown, '', 'check'))
     : undefined;
+  const probeMs = config.health.probeIntervalMs;
+  const stopProbes = probeMs > 0
+    ? startEjectionProbes(health, probeMs, headers, Math.min(config.timeoutMs, probeMs), (m) => `${backends[m.index].origin}${backends[m.index].base}/models`)
+    : undefined;
   const engines = config.engineMetrics && startEngineRouting(name, members, config.engineMetrics, config.scoring, engineMetrics);
   const format = config.format === 'openai' ? openaiFormat : nativeFormat;
   const t = config.timeouts;
@@ -103,6 +110,20 @@ export function createUpstream(name: string, config: UpstreamConfig & UpstreamSe
     return typeof value === 'string' && value !== '' ? value : undefined;
   };
 
+  /**
+   * No endpoint is in rotation for the model (fleet/ejection-decision.ts):
+   * while the backend asks to wait, its 429; else a fallback model when the
+   * route has one the request may take, and when none, the endpoint most
+   * likely to have recovered. Undefined when the request went elsewhere.
+   */
+  const outOfRotationPick = (ctx: Context, request: PickRequest, now: number): Backend | undefined => {
+    const choice = decideOutOfRotation(health.standings(request.model, now), now);
+    if (choice.kind === 'wait') return void reply.fail(ctx, outOfRotation(name, 'rate_limited', choice.backInMs));
+    if (!ctx.res.headersSent && ctx.forwarding.fallbacks?.tryNext(outOfRotation(name, choice.cause, choice.backInMs))) return undefined;
+    request.reason = 'panic';
+    return backends[choice.index];
+  };
+
   return {
     name,
     format,
@@ -112,15 +133,12 @@ export function createUpstream(name: string, config: UpstreamConfig & UpstreamSe
       const now = Date.now();
       // The model and messages as sent upstream (what health is kept by, and prefix affinity hashes), and the affinity key.
       const request: PickRequest = { model: ctx.route?.upstreamModel ?? ctx.model ?? '', messages: ctx.chat?.messages, key: keyOf(ctx), reason: undefined };
-      const b = fleet.pick(now, request);
-      if (b === undefined) {
-        const back = health.whenBack(request.model, now);
-        return reply.fail(ctx, outOfRotation(name, back.cause, back.at - now));
-      }
-      fleet.send(ctx, path, body, b, { tried: new Set(), count: 0, request, format: requestFormat }, false, false);
+      const b = fleet.pick(now, request) ?? outOfRotationPick(ctx, request, now);
+      if (b !== undefined) fleet.send(ctx, path, body, b, { tried: new Set(), count: 0, request, format: requestFormat }, false, false);
     },
     close: async () => {
       stopChecks?.();
+      stopProbes?.();
       await engines?.stop();
       await Promise.all(backends.map((b) => b.pool.destroy()));
     },

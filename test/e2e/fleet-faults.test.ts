@@ -117,7 +117,8 @@ describe('a fleet under backend faults, before the answer starts', () => {
     b.script(status(503, { retryAfter: '2' }), ok);
     const strict = await fleet([b], { retry: { attempts: 1, maxRetryAfterWaitMs: 1000 } });
     const [failed, waited] = await timed(() => chat(strict));
-    expectError(failed, 502, 'upstream_error', null);
+    expectError(failed, 503, 'upstream_unavailable', null); // the backend's 503, with its Retry-After
+    expect(failed.headers['retry-after']).toBe('2');
     expect(waited).toBeLessThan(1000);
     expect(b.bodies.length).toBe(1);
   });
@@ -137,25 +138,27 @@ describe('a fleet under backend faults, before the answer starts', () => {
     expect(a.bodies.length).toBe(4);
   });
 
-  it('a persistent 503 everywhere: bounded attempts, then 502; once ejected, 503 upstream_unavailable at once', async () => {
+  it('a persistent 503 everywhere: bounded attempts, then the 503; once all are out, one attempt a request, on the endpoint soonest back', async () => {
     const [a, b] = await backends('a', 'b');
     a.script(status(503));
     b.script(status(503));
     const gw = await fleet([a, b], { retry: { attempts: 2, backoffMs: 20 }, health: { consecutiveFailures: 3, baseEjectionMs: 60_000, maxEjectedShare: 1 } });
-    expectError(await chat(gw), 502, 'upstream_error', null);
+    expectError(await chat(gw), 503, 'upstream_unavailable', null);
     expect(a.bodies.length + b.bodies.length).toBe(3); // one attempt and two retries
     // Each endpoint leaves after three failures in a row; until both have, each request makes at most three attempts.
     for (let i = 0; i < 3 && a.bodies.length + b.bodies.length < 6; i++) {
       const before = a.bodies.length + b.bodies.length;
-      expectError(await chat(gw), 502, 'upstream_error', null);
+      expectError(await chat(gw), 503, 'upstream_unavailable', null);
       expect(a.bodies.length + b.bodies.length - before).toBeLessThanOrEqual(3);
     }
     const seen = a.bodies.length + b.bodies.length;
     expect(seen).toBe(6);
-    const [refused, ms] = await timed(() => chat(gw));
-    expectError(refused, 503, 'upstream_unavailable', null);
+    // Both out, nothing else to serve: tried anyway, once, without retries, and the backend's answer passed on at once.
+    const [answered, ms] = await timed(() => chat(gw));
+    expectError(answered, 503, 'upstream_unavailable', null);
+    expect(answered.body.error.message).toMatch(/HTTP 503/);
     expect(ms).toBeLessThan(200);
-    expect(a.bodies.length + b.bodies.length).toBe(seen);
+    expect(a.bodies.length + b.bodies.length).toBe(seen + 1);
   });
 
   it('a reset before the head: tried on the next endpoint', async () => {

@@ -1,8 +1,9 @@
 // One upstream with the shipped defaults (url and format only) in front of one
 // backend serving several models: what the backend answers about one model
 // (a 429, 5xx) concerns that model on it, never the others; what concerns the
-// connection (refused) concerns every model. On the metrics listener, each
-// by its scope, under a model label the config gives.
+// connection (refused) concerns every model. Out of rotation with nothing
+// else to serve, a model or endpoint is still tried. On the metrics listener,
+// each by its scope, under a model label the config gives.
 import { startFaultBackend, status, type FaultBackend } from '../support/fault-backend';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post, type JsonResponse } from '../support/http';
@@ -69,16 +70,17 @@ describe('a backend\'s answer about one model never refuses another', () => {
     const b = await backend();
     b.scriptModel('chat-a', status(503));
     const gw = await gateway(b.base);
-    // Each request: an attempt and one retry on the same endpoint after a backoff; three failures take chat-a out.
-    expectError(await chat(gw, 'chat-a'), 502, 'upstream_error', null);
-    expectError(await chat(gw, 'chat-a'), 502, 'upstream_error', null);
+    // Each request: an attempt and one retry on the same endpoint after a backoff; three failures take chat-a out. The backend's 503 stays a 503.
+    expectError(await chat(gw, 'chat-a'), 503, 'upstream_unavailable', null);
+    expectError(await chat(gw, 'chat-a'), 503, 'upstream_unavailable', null);
     const seen = b.bodies.length;
     expect(seen).toBe(3);
+    // Out of rotation, but nothing else can serve it: one attempt, no retry, and the backend's own answer.
     const [out, ms] = await timed(() => chat(gw, 'chat-a'));
     expectError(out, 503, 'upstream_unavailable', null);
-    expect(out.body.error.message).not.toMatch(/repeated/);
+    expect(out.body.error.message).not.toMatch(/repeated|rotation/);
     expect(ms).toBeLessThan(200);
-    expect(b.bodies.length).toBe(seen);
+    expect(b.bodies.length).toBe(seen + 1);
     expect((await chat(gw, 'chat-b')).status).toBe(200);
     expect((await chat(gw, 'someone-else')).status).toBe(200);
     expect(await metric(gw, 'sluice_upstream_ejections_total', { upstream: 'u', model: 'chat-a', reason: 'failures' })).toBe(1);
@@ -96,14 +98,15 @@ describe('a backend\'s answer about one model never refuses another', () => {
     expect(text).not.toContain('made-up');
   });
 
-  it('a refused connection concerns the endpoint: once it is out, every model is told at once', async () => {
+  it('a refused connection concerns the endpoint: once it is out, every model still tries it once, and hears of this try at once', async () => {
     const port = await freePort();
     const gw = await gateway(`http://127.0.0.1:${port}/v1`);
     // An attempt and a retry after a backoff, then one more: three refusals in a row.
     expectError(await chat(gw, 'chat-a'), 502, 'upstream_error', null);
     expectError(await chat(gw, 'chat-b'), 502, 'upstream_error', null);
     const [out, ms] = await timed(() => chat(gw, 'someone-else'));
-    expectError(out, 503, 'upstream_unavailable', null);
+    expectError(out, 502, 'upstream_error', null);
+    expect(out.body.error.message).toMatch(/refused the connection/);
     expect(ms).toBeLessThan(200);
     expect(await metric(gw, 'sluice_upstream_endpoint_up', { upstream: 'u' })).toBe(0);
     expect(await metric(gw, 'sluice_upstream_ejections_total', { upstream: 'u', model: '', reason: 'failures' })).toBe(1);

@@ -61,11 +61,19 @@ describe.each(['openai', 'native'] as const)('backend failures, %s format', (for
     expectError(await post(`${gw.url}/v1/images/generations`, { model: 'garbage-a', prompt: 'p' }, bearer(alice.key)), 502, 'upstream_error');
   });
 
-  it.each([500, 502, 503])('upstream_error 502 when the backend answers %i', async (status) => {
-    const res = await send('v1', chat(`status-${status}`));
-    expectError(res, 502, 'upstream_error');
-    expect(res.text).not.toContain('backend says no');
-  });
+  // A backend's 5xx keeps its class, and a 503 or 504 its status (docs/fleets.md, the status table), as JSON and at a stream's start.
+  it.each([[500, 502, 'upstream_error'], [502, 502, 'upstream_error'], [503, 503, 'upstream_unavailable'], [504, 504, 'upstream_timeout']] as const)(
+    'a backend %i reaches the client as %i %s, stream or not',
+    async (status, sent, reason) => {
+      for (const [version, stream] of [['v1', false], ['v2', true]] as const) {
+        const res = await send(version, chat(`status-${status}`, { stream }));
+        expectError(res, sent, reason);
+        expect(res.headers['content-type']).toMatch(/^application\/json/);
+        expect(res.text).not.toContain('backend says no');
+        expect(res.body.error.message).toContain(`HTTP ${status}`);
+      }
+    },
+  );
 
   it.each([401, 403])('upstream_error 502 when the backend refuses the gateway\'s credentials (%i)', async (status) => {
     expectError(await send('v2', chat(`status-${status}`)), 502, 'upstream_error');

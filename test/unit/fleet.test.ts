@@ -4,7 +4,7 @@ import { FleetHealth, MAX_MODELS, NO_HINT_REST_MS, type AttemptResult, type Heal
 import { leastInflight, roundRobin } from '../../src/fleet/picker';
 import { affinity } from '../../src/fleet/affinity';
 
-const health: HealthSettings = { consecutiveFailures: 3, baseEjectionMs: 1000, maxEjectionMs: 8000, maxEjectedShare: 0.5, maxRetryAfterMs: 60_000 };
+const health: HealthSettings = { consecutiveFailures: 3, baseEjectionMs: 1000, maxEjectionMs: 8000, maxEjectedShare: 0.5, maxRetryAfterMs: 60_000, probeIntervalMs: 1000 };
 const pool = (n: number, weights: number[] = []) => Array.from({ length: n }, (_, i) => new Member(`http://b${i}`, weights[i] ?? 1, i));
 const label = (model: string) => (model.startsWith('m') ? model : 'other');
 /** An endpoint's attempt for model `m` (or `model`), recorded in its pool. */
@@ -209,17 +209,58 @@ describe('passive health of a model on an endpoint: what the backend answered ab
     expect(m.models.has('one-too-many')).toBe(false);
   });
 
-  it('says when the first endpoint for a model is back, and why they are out', () => {
+  it('says where each endpoint for a model stands: when it is back, why it is out, its load', () => {
     const members = pool(2);
     const fleet = new FleetHealth(members, { ...health, maxEjectedShare: 1 }, label);
     fleet.record(members[0], 'm', 'rate_limited', 0, 3000);
     for (let i = 0; i < 3; i++) fleet.record(members[1], 'm', 'unreachable', 0);
-    expect(fleet.whenBack('m', 0)).toEqual({ at: 1000, cause: 'failures' });
-    expect(fleet.whenBack('m', 1500)).toEqual({ at: 1500, cause: 'failures' }); // half-open
+    members[1].inflight = 2;
+    const at = (now: number) => fleet.standings('m', now).map(({ back, cause }) => ({ back, cause }));
+    expect(at(0)).toEqual([{ back: 3000, cause: 'rate_limited' }, { back: 1000, cause: 'failures' }]);
+    expect(fleet.standings('m', 0)[1].load).toBe(2);
+    expect(at(1500)[1]).toEqual({ back: 1500, cause: 'failures' }); // half-open
     fleet.begin(members[1], 'm', 1500);
-    expect(fleet.whenBack('m', 1600)).toEqual({ at: 1600, cause: 'failures' }); // its trial under way
+    expect(at(1600)[1]).toEqual({ back: 1600, cause: 'failures' }); // its trial under way
     fleet.record(members[1], 'm', 'unreachable', 1700); // failed: out again, for 2 s
-    expect(fleet.whenBack('m', 1700)).toEqual({ at: 3000, cause: 'rate_limited' });
+    expect(at(1700)).toEqual([{ back: 3000, cause: 'rate_limited' }, { back: 3700, cause: 'failures' }]);
+  });
+
+  it('ends an endpoint ejected for failures when a probe is answered: the next request is its trial', () => {
+    const members = pool(1);
+    const fleet = new FleetHealth(members, health, label);
+    const [m] = members;
+    for (let i = 0; i < 3; i++) fleet.record(m, 'm', 'unreachable', 0);
+    expect(m.available(10)).toBe(false);
+    fleet.probed(m, 10);
+    expect(m.available(10)).toBe(true);
+    fleet.begin(m, 'm', 10);
+    expect(m.trialInFlight).toBe(true);
+    fleet.record(m, 'm', 'unreachable', 20); // the trial failed: out again, for twice as long
+    expect(m.ejectedUntil).toBe(2020);
+  });
+
+  it('leaves an endpoint out for failed health checks or a 429 to what ejected it', () => {
+    const members = pool(1);
+    const fleet = new FleetHealth(members, health, label);
+    const [m] = members;
+    for (let i = 0; i < 3; i++) fleet.checked(m, false, 0);
+    fleet.probed(m, 10);
+    expect(m.available(10)).toBe(false);
+  });
+
+  it('never ejects for longer than maxEjectionMs, however many ejections came before', () => {
+    const members = pool(1);
+    const fleet = new FleetHealth(members, health, label);
+    const [m] = members;
+    const lengths: number[] = [];
+    for (let i = 0; i < 3; i++) fleet.record(m, 'm', 'unreachable', 0);
+    lengths.push(m.ejectedUntil);
+    for (let n = 0, now = m.ejectedUntil; n < 6; n++, now = m.ejectedUntil) {
+      fleet.begin(m, 'm', now); // the trial, failing each time
+      fleet.record(m, 'm', 'unreachable', now);
+      lengths.push(m.ejectedUntil - now);
+    }
+    expect(lengths).toEqual([1000, 2000, 4000, 8000, 8000, 8000, 8000]);
   });
 });
 

@@ -40,8 +40,21 @@ describe('fromUpstreamStatus', () => {
     expect(err.message).not.toContain('temperature');
   });
 
-  it.each([500, 502, 503, 504, 301])('turns a backend %i into upstream_error 502', (status) => {
-    expect(fromUpstreamStatus(status, body, 'vllm')).toMatchObject({ reason: 'upstream_error', status: 502 });
+  // The backend's status as the client gets it (docs/fleets.md, "Backend statuses as the client gets them").
+  it.each([
+    [500, 'upstream_error', 502], [502, 'upstream_error', 502], [503, 'upstream_unavailable', 503], [504, 'upstream_timeout', 504],
+    [507, 'upstream_error', 502], [301, 'upstream_error', 502],
+  ] as const)('turns a backend %i into %s %i', (status, reason, sent) => {
+    const err = fromUpstreamStatus(status, body, 'vllm');
+    expect(err).toMatchObject({ reason, status: sent, param: null, details: { kind: 'status', code: `HTTP ${status}` } });
+    expect(err.message).toContain(`HTTP ${status}`);
+    expect(err.message).not.toContain('temperature');
+  });
+
+  it("passes a backend 503's Retry-After on, when it is one", () => {
+    expect(fromUpstreamStatus(503, body, 'u', '7').headers).toEqual({ 'retry-after': '7' });
+    expect(fromUpstreamStatus(503, body, 'u', 'soon').headers).toBeUndefined();
+    expect(fromUpstreamStatus(500, body, 'u', '7').headers).toBeUndefined();
   });
 
   it('reads the message from the shapes backends use', () => {
