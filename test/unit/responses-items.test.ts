@@ -31,6 +31,12 @@ describe('inputItems', () => {
     ]);
   });
 
+  it('names an item whose type is an Object member like any other unknown item', () => {
+    expect(inputItems(request([{ type: 'constructor' }, { type: 'toString' }]), countingIds())).toEqual([
+      { id: 'item_1', type: 'constructor' }, { id: 'item_2', type: 'toString' },
+    ]);
+  });
+
   it('is empty for a request that only continues an earlier one', () => {
     expect(inputItems(parseResponsesRequest({ model: 'm', previous_response_id: 'resp_1' }))).toEqual([]);
   });

@@ -199,6 +199,7 @@ describe('toChat: request fields', () => {
       { temperature: 0, top_p: 0.9, max_tokens: 64, user: 'u1', service_tier: 'auto' }, ['safety_identifier']],
     ['reasoning effort beyond what chat servers take', { reasoning: { effort: 'minimal' } }, { reasoning_effort: 'low' }, []],
     ['the highest reasoning effort', { reasoning: { effort: 'xhigh', summary: 'detailed' } }, { reasoning_effort: 'high' }, []],
+    ['an effort named like an Object member, passed on as given', { reasoning: { effort: 'constructor' } }, { reasoning_effort: 'constructor' }, []],
     ['what only OpenAI keeps', { store: true, metadata: { k: 'v' }, stream: true, truncation: 'auto', background: true, top_logprobs: 3 }, {}, ['background', 'top_logprobs', 'truncation']],
     ['what asks for nothing', { truncation: 'disabled', include: [], background: false, client_metadata: {}, top_logprobs: 0 }, {}, []],
     ['a chat server\'s own fields', { top_k: 20, repetition_penalty: 1.05, chat_template_kwargs: { enable_thinking: false } },
