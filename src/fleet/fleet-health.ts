@@ -11,8 +11,6 @@ export interface HealthSettings {
   /** The first ejection's length; each further one doubles it, up to maxEjectionMs. */
   baseEjectionMs: number;
   maxEjectionMs: number;
-  /** While an endpoint is out for failures, a probe every this many ms (0: none); one that answers ends the ejection. */
-  probeIntervalMs: number;
   /** At most this share of a pool is out of rotation at once (for one model: its endpoints out either way). */
   maxEjectedShare: number;
   /** The longest a backend's Retry-After on a 429 is honoured. */

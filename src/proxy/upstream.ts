@@ -3,9 +3,10 @@
 // request goes to the endpoint the picker chooses among those in rotation
 // for its model (when none is, a fallback model or the endpoint most likely
 // to have recovered: fleet/ejection-decision.ts); while nothing has reached
-// the client, a failed attempt may go again (fleet.ts, fleet/retry-decision.ts). Per request the backend gets
-// exactly the headers it may see: the configured upstream headers, content
-// type, accept and x-request-id. The client's Authorization, cookies and
+// the client, a failed attempt may go again (fleet.ts,
+// fleet/retry-decision.ts). Per request the backend gets exactly the headers
+// it may see: the configured upstream headers, content type, accept and
+// x-request-id. The client's Authorization, cookies and
 // hop-by-hop headers never reach a backend, because they are never copied.
 import { Pool } from 'undici';
 import type { UpstreamConfig } from '../config/schema';

@@ -4,7 +4,7 @@ import { FleetHealth, MAX_MODELS, NO_HINT_REST_MS, type AttemptResult, type Heal
 import { leastInflight, roundRobin } from '../../src/fleet/picker';
 import { affinity } from '../../src/fleet/affinity';
 
-const health: HealthSettings = { consecutiveFailures: 3, baseEjectionMs: 1000, maxEjectionMs: 8000, maxEjectedShare: 0.5, maxRetryAfterMs: 60_000, probeIntervalMs: 1000 };
+const health: HealthSettings = { consecutiveFailures: 3, baseEjectionMs: 1000, maxEjectionMs: 8000, maxEjectedShare: 0.5, maxRetryAfterMs: 60_000 };
 const pool = (n: number, weights: number[] = []) => Array.from({ length: n }, (_, i) => new Member(`http://b${i}`, weights[i] ?? 1, i));
 const label = (model: string) => (model.startsWith('m') ? model : 'other');
 /** An endpoint's attempt for model `m` (or `model`), recorded in its pool. */
