@@ -152,7 +152,7 @@ describe('traces', () => {
     expect(first.parentSpanId).toBe(server.spanId);
     expect(first.attributes).toMatchObject({ 'http.response.status_code': 503, 'error.type': '503', 'sluice.attempt.outcome': 'failed' });
     expect(fallback.parentSpanId).toBe(server.spanId);
-    expect(fallback.attributes).toMatchObject({ 'sluice.fallback.model': 'ok-fb', 'sluice.fallback.from': 'status-503', 'sluice.fallback.cause': 'upstream_error' });
+    expect(fallback.attributes).toMatchObject({ 'sluice.fallback.model': 'ok-fb', 'sluice.fallback.from': 'status-503', 'sluice.fallback.cause': 'upstream_unavailable' }); // the backend's 503, kept
     const [admission] = byName('sluice.admission');
     const [second] = byName('chat ok-fb');
     expect(admission.parentSpanId).toBe(fallback.spanId);
