@@ -43,6 +43,8 @@ export interface ResponseKeeper {
   begin(ctx: Context, exchange: ResponsesExchange): KeptTurn | undefined;
   /** The items a later turn continues from (previous_response_id): the caller's own, else a 404. */
   continueFrom(ctx: Context, responseId: string): Promise<StoredItem[]>;
+  /** A native backend's own response id reached the caller (the gateway keeps no turns): remembered as its owner's. */
+  issued?(ctx: Context, responseId: string): void;
 }
 
 /** A turn being kept: its end, once the answer is complete. */
@@ -100,7 +102,13 @@ export class ResponsesExchange implements Exchange, RequestSource {
    */
   names(ctx: Context): Names {
     const model = ctx.model ?? this.turn.request.model;
-    if (this.keeper?.keeps !== true) return { model };
+    const keeper = this.keeper;
+    if (keeper?.keeps !== true) {
+      // The backend keeps the turn (unless asked not to): its id is remembered as the caller's owner's, once.
+      if (keeper?.issued === undefined || this.turn.request.store === false) return { model };
+      let told: string | undefined;
+      return { model, issued: (id) => { if (id !== told) keeper.issued!(ctx, (told = id)); } };
+    }
     const { previous_response_id, store } = this.turn.request;
     return { model, id: this.turn.id, echo: { previous_response_id: previous_response_id ?? null, store: store ?? true } };
   }
@@ -190,7 +198,7 @@ const DELTAS = new Set(['response.output_text.delta', 'response.function_call_ar
 export const RESPONSES_DIALECT: NativeDialect = {
   observer: (): NativeObserver => new ResponsesObserver(),
   output: (text) => new ResponsesOutput(text),
-  rename(event, { model, id, echo }) {
+  rename(event, { model, id, echo, issued }) {
     const response = event.response;
     if (!isRecord(response)) return false;
     let changed = false;
@@ -199,6 +207,7 @@ export const RESPONSES_DIALECT: NativeDialect = {
     };
     set('model', model);
     if (id !== undefined) set('id', id);
+    else if (issued !== undefined && typeof response.id === 'string') issued(response.id);
     if (echo !== undefined) for (const field in echo) set(field, echo[field]);
     return changed;
   },
