@@ -115,7 +115,8 @@ describe('@anthropic-ai/sdk errors through the gateway', () => {
     const err = await failure(budgeted.messages.create({ model: 'ok-a', max_tokens: 600, messages: hi }), Anthropic.RateLimitError);
     expect({ status: err.status, type: err.type, errorCode: err.errorCode }).toEqual({ status: 429, type: 'rate_limit_error', errorCode: 'rate_limited' });
     expect(Number(err.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect(err.message).toMatch(/fewer than the 601 this request may use/);
+    // max_tokens and the prompt's bound under a hard budget: 2 bytes of text, 8 tokens a text and 32 a request.
+    expect(err.message).toMatch(/fewer than the 642 this request may use/);
   });
 
   it('5xx: a backend that is down is an InternalServerError (502 api_error)', async () => {
