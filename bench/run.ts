@@ -95,6 +95,9 @@ async function main(): Promise<void> {
   const bare = await startChild('bare-proxy.js', [String(backend.port)]);
   const gateway = await startGateway(backend.port);
   const baseline = baselineDir ? await startGateway(backend.port, { serverJs: join(baselineDir, 'dist', 'src', 'server.js'), unpriced: true }) : undefined;
+  // Output rules on, in the baseline and in this tree on its config: what a change to the rules costs.
+  const baselineOutput = baselineDir ? await startGateway(backend.port, { serverJs: join(baselineDir, 'dist', 'src', 'server.js'), unpriced: true, output: true }) : undefined;
+  const unpricedOutput = baselineDir ? await startGateway(backend.port, { unpriced: true, output: true }) : undefined;
   const trees: Array<[string, Proc]> = [];
   for (const [label, serverJs] of moreBaselines) trees.push([`baseline:${label}`, await startGateway(backend.port, { serverJs, unpriced: true })]);
   // This tree on the config the baselines run: what is compared with them.
@@ -135,8 +138,9 @@ async function main(): Promise<void> {
   for (const url of [workers1Url, workers2Url]) await autocannon({ url, method: 'POST', headers, body: chat, connections: 32, amount: quick ? 2_000 : 8_000 });
 
   process.stderr.write('cpu per request...\n');
-  const cpu = await measureCpu(quick, bare, gateway, [...(baseline ? [['baseline', baseline] as [string, Proc]] : []), ['tracedSampledOut', sampledOut], ['tracedAll', sampledAll], ['spendOff', spendOff], ['dollarBudget', dollarBudget], ['unpriced', unpriced], ...trees], headers, chat, streamBody(20, 0), [backend.child.pid!]);
-  for (const p of [sampledOut, sampledAll, spendOff, dollarBudget, unpriced, ...trees.map(([, t]) => t)]) p.child.kill('SIGTERM');
+  const outputRows: Array<[string, Proc]> = baselineOutput && unpricedOutput ? [['baselineOutput', baselineOutput], ['unpricedOutput', unpricedOutput]] : [];
+  const cpu = await measureCpu(quick, bare, gateway, [...(baseline ? [['baseline', baseline] as [string, Proc]] : []), ['tracedSampledOut', sampledOut], ['tracedAll', sampledAll], ['spendOff', spendOff], ['dollarBudget', dollarBudget], ['unpriced', unpriced], ...outputRows, ...trees], headers, chat, streamBody(20, 0), [backend.child.pid!]);
+  for (const p of [sampledOut, sampledAll, spendOff, dollarBudget, unpriced, ...outputRows.map(([, t]) => t), ...trees.map(([, t]) => t)]) p.child.kill('SIGTERM');
   await sink.close();
 
   process.stderr.write('throughput...\n');

@@ -49,6 +49,11 @@ export function formatTable(r: any, met: Record<string, boolean>): string {
       ['baseline gateway CPU µs per JSON / streamed request', '', '', `${r.cpuMicrosPerRequest.json.baseline} / ${r.cpuMicrosPerRequest.stream.baseline}`, 'BENCH_BASELINE'],
       ['baseline gateway throughput, req/s (32 conns)', '', '', r.throughput.baseline, `${r.throughput.baselineOverBare} x bare`],
     ]),
+    ...(r.cpuMicrosPerRequest.stream.baselineOutput === undefined ? [] : [
+      ['CPU µs per streamed request with output rules on, baseline / this tree (unpriced; rounds\' range)', '', '',
+        `${r.cpuMicrosPerRequest.stream.baselineOutput} (${spread(r, 'stream', 'baselineOutput')}) / ${r.cpuMicrosPerRequest.stream.unpricedOutput} (${spread(r, 'stream', 'unpricedOutput')})`,
+        change(r.cpuMicrosPerRequest.stream.baselineOutput, r.cpuMicrosPerRequest.stream.unpricedOutput)],
+    ]),
     ...Object.keys(r.cpuMicrosPerRequest.json).filter((k) => k.startsWith('baseline:')).map((k) => [
       `tree ${k.slice('baseline:'.length)}: CPU µs per JSON / streamed request (rounds' range)`, '', '', `${r.cpuMicrosPerRequest.json[k]} (${spread(r, 'json', k)}) / ${r.cpuMicrosPerRequest.stream[k]} (${spread(r, 'stream', k)})`,
       `this tree unpriced: ${change(r.cpuMicrosPerRequest.json[k], r.cpuMicrosPerRequest.json.unpriced)} / ${change(r.cpuMicrosPerRequest.stream[k], r.cpuMicrosPerRequest.stream.unpriced)}`]),

@@ -35,7 +35,9 @@ describe('rate limits on a shared Redis', () => {
 
   const gateway = async (config: Record<string, unknown>, prefix: string, logger?: pino.Logger) => {
     const gw = await startGateway({
-      redis: { url, prefix },
+      // Exactness across replicas, not the fallback: a command slower than the 100 ms default on a loaded
+      // machine would hand a request to the in-memory insurance, whose counts are its own (the outage tests cover that).
+      redis: { url, prefix, commandTimeoutMs: 2000 },
       upstreams: { b: { url: backend.base, format: 'openai' } },
       routes: [{ model: '*', upstream: 'b' }],
       ...config,
