@@ -41,6 +41,11 @@ module.exports = {
       from: { path: '^src/text/' }, to: { path: '^src/', pathNot: '^src/text/' },
     },
     {
+      name: 'worker-link-under-the-services', severity: 'error',
+      comment: 'src/worker-link/ (a worker\'s batched calls to the primary, and the primary\'s polls of its workers) knows the contract\'s link, nothing of the services that use it nor of the process.',
+      from: { path: '^src/worker-link/' }, to: { path: '^src/', pathNot: '^src/(worker-link/|pipeline/contract\\.ts|types\\.ts|errors\\.ts)' },
+    },
+    {
       name: 'request-view-is-a-leaf', severity: 'error',
       comment: 'src/request/ (JSON depth, body validation, texts, usage estimates, the JSON reply) imports only the leaves.',
       from: { path: '^src/request/' }, to: { path: '^src/', pathNot: '^src/(request/|types\\.ts|errors\\.ts|config/|pipeline/contract\\.ts|admission/types\\.ts)' },
@@ -49,12 +54,12 @@ module.exports = {
       name: 'services-under-the-pipeline', severity: 'error',
       comment: 'Auth, routing, fleets, tracing, admission, pricing, spend, the metrics listener and Redis know the contract, not the pipeline that runs it nor anything above.',
       from: { path: '^src/(auth|routing|fleet|tracing|admission|pricing|spend|metrics|redis)/' },
-      to: { path: '^src/(api|proxy|protocols|passthrough|admin|cli|cluster/(?!tick-batcher|worker-polls)|keys|app|gateway|server|runtime|reload|pipeline/(context|runner|pipeline|registry|hook-check))' },
+      to: { path: '^src/(api|proxy|protocols|passthrough|admin|cli|cluster|keys|app|gateway|server|runtime|reload|pipeline/(context|runner|pipeline|registry|hook-check))' },
     },
     {
       name: 'pipeline-under-the-protocols', severity: 'error',
       comment: 'The pipeline runs plugins on the request view: it knows no protocol, no forwarding, no endpoint.',
-      from: { path: '^src/pipeline/' }, to: { path: '^src/(api|proxy|protocols|passthrough|admin|cli|cluster/(?!tick-batcher|worker-polls)|keys|app|gateway|server|runtime|reload)' },
+      from: { path: '^src/pipeline/' }, to: { path: '^src/(api|proxy|protocols|passthrough|admin|cli|cluster|keys|app|gateway|server|runtime|reload)' },
     },
     {
       name: 'protocols-under-the-proxy', severity: 'error',
@@ -69,18 +74,18 @@ module.exports = {
     {
       name: 'api-under-the-process', severity: 'error',
       comment: 'The API knows the runtime a request carries, not the pass-through routes built on it, the admin listener, the key store, the workers or the process.',
-      from: { path: '^src/api/' }, to: { path: '^src/(passthrough|admin|cli|cluster/(?!tick-batcher|worker-polls)|keys|app|gateway|server|reload)' },
+      from: { path: '^src/api/' }, to: { path: '^src/(passthrough|admin|cli|cluster|keys|app|gateway|server|reload)' },
     },
     {
       name: 'passthrough-under-the-process', severity: 'error',
       comment: 'Pass-through routes reuse the API\'s body reader and the proxy\'s pool; they know nothing of the admin listener, the key store, the workers or the process.',
-      from: { path: '^src/passthrough/' }, to: { path: '^src/(admin|cli|cluster/(?!tick-batcher|worker-polls)|keys|app|gateway|server|runtime|reload)' },
+      from: { path: '^src/passthrough/' }, to: { path: '^src/(admin|cli|cluster|keys|app|gateway|server|runtime|reload)' },
     },
     {
       name: 'keys-under-the-admin', severity: 'error',
       comment: 'The key store (a file, Redis, the primary\'s copy) knows keys, storage and the contract: nothing of the request path above the services, the admin listener that edits it, or the process.',
       from: { path: '^src/keys/' },
-      to: { path: '^src/(api|proxy|protocols|passthrough|admin|cli|cluster/(?!tick-batcher|worker-polls)|app|gateway|server|runtime|reload|pipeline/(context|runner|pipeline|registry|hook-check))' },
+      to: { path: '^src/(api|proxy|protocols|passthrough|admin|cli|cluster|app|gateway|server|runtime|reload|pipeline/(context|runner|pipeline|registry|hook-check))' },
     },
     {
       name: 'admin-under-the-process', severity: 'error',

@@ -3,7 +3,7 @@
 export { GatewayError, REASONS, type Reason } from './errors';
 export type { AdmissionService, ConcurrencyLimit, LeaseScope } from './admission/types';
 export { formatReset, limiterUnavailable, retryAfterSeconds } from './admission/refusals';
-export { PRIMARY_TIMEOUT_MS, TickBatcher } from './cluster/tick-batcher';
+export { PRIMARY_TIMEOUT_MS, TickBatcher } from './worker-link/tick-batcher';
 export { intLike, sizeLike } from './config/values';
 export {
   STAGES,

@@ -9,7 +9,7 @@
 // while nothing waits. Interest is noted with the refusal itself, so a
 // release between the refusal and the poll is not missed.
 import type { PrimaryLink } from '../pipeline/contract';
-import { WorkerPolls } from '../cluster/worker-polls';
+import { WorkerPolls } from '../worker-link/worker-polls';
 
 export const LEASES_CHANNEL = 'sluice.leases';
 export const WAKE_CHANNEL = 'sluice.leases.wake';

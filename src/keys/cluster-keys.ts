@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load';
 import type { WorkerLink } from '../pipeline/contract';
-import { PRIMARY_TIMEOUT_MS } from '../cluster/tick-batcher';
+import { PRIMARY_TIMEOUT_MS } from '../worker-link/tick-batcher';
 import { RuntimeKeys } from './runtime-keys';
 import type { KeySource } from './host';
 import { KEYS_CHANNEL, KEYS_POLL_MS, type KeysSnapshot } from './primary-keys';

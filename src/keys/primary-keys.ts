@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load';
 import type { PrimaryLink } from '../pipeline/contract';
-import { WorkerPolls } from '../cluster/worker-polls';
+import { WorkerPolls } from '../worker-link/worker-polls';
 import { attachRedis, closeRedisClient } from '../redis/client';
 import type { RedisClient } from '../types';
 import { KeyHost } from './host';

@@ -2,7 +2,7 @@
 // 1, no Redis; primary-spend.ts): each batch is one message. Reading is the
 // admin API's, which runs in the primary.
 import type { WorkerLink } from '../pipeline/contract';
-import { PRIMARY_TIMEOUT_MS } from '../cluster/tick-batcher';
+import { PRIMARY_TIMEOUT_MS } from '../worker-link/tick-batcher';
 import { SPEND_CHANNEL } from './primary-spend';
 import type { UsageRecord } from './record';
 import type { DayTotals, SpendStore } from './store';

@@ -1,7 +1,7 @@
 // How a worker's calls to the primary are gathered into messages
 // (plugins/rate-limit/tick-batcher.ts), on a link whose answers the test
 // releases by hand, so what is in flight when is exact.
-import { LATER_MS, TickBatcher } from '../../src/cluster/tick-batcher';
+import { LATER_MS, TickBatcher } from '../../src/worker-link/tick-batcher';
 import type { WorkerLink } from '../../src';
 import { until } from '../support/wait';
 

@@ -4,7 +4,7 @@
 // channel. A primary that does not answer within PRIMARY_TIMEOUT_MS is
 // `store_unavailable` (503), never "absent".
 import type { WorkerLink } from '../../../pipeline/contract';
-import { PRIMARY_TIMEOUT_MS } from '../../../cluster/tick-batcher';
+import { PRIMARY_TIMEOUT_MS } from '../../../worker-link/tick-batcher';
 import { CANCEL_CHANNEL, CANCEL_POLL_MS, CANCELS_CHANNEL, STORE_CHANNEL, type StoreOp } from './primary-responses';
 import type { CancelRelay, RunningResponses } from './running';
 import { decodeRecord, encodeRecord, reportPut, storeUnavailable, type EvictionSink, type PutOutcome, type ResponseStore, type StoreLimits, type StoredResponse } from './store';

@@ -7,7 +7,7 @@
 // polls gets them with its next one.
 import type { PrimaryLink } from '../../../pipeline/contract';
 import type { GatewayConfig } from '../../../config/schema';
-import { WorkerPolls } from '../../../cluster/worker-polls';
+import { WorkerPolls } from '../../../worker-link/worker-polls';
 import { MemoryResponseStore } from './memory-store';
 import { limitsOf, type PutOutcome } from './store';
 
