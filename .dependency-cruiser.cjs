@@ -19,13 +19,13 @@ module.exports = {
     },
     {
       name: 'contract-is-a-leaf', severity: 'error',
-      comment: 'src/pipeline/contract.ts imports only the request types, the config schema, the error catalogue and the admission service\'s types.',
-      from: { path: '^src/pipeline/contract\\.ts$' }, to: { path: '^src/', pathNot: '^src/(types|errors|config/schema|admission/types)\\.ts$' },
+      comment: 'src/contract/ (the plugin contract, the request view\'s types, the admission service\'s types, the error type and its catalogue) imports nothing from the core but the shape of the config it hands to plugins.',
+      from: { path: '^src/contract/' }, to: { path: '^src/', pathNot: '^src/(contract/|config/(schema|fleet-schema|services-schema|pricing-schema|values)\\.ts$)' },
     },
     {
       name: 'leaves-stay-leaves', severity: 'error',
-      comment: 'The leaves under the contract import nothing from the core but each other.',
-      from: { path: '^src/(types|errors|admission/types|config/(schema|fleet-schema|services-schema|pricing-schema|values))\\.ts$' }, to: { path: '^src/', pathNot: '^src/(types|errors|admission/types|config/(schema|fleet-schema|services-schema|pricing-schema|values))\\.ts$' },
+      comment: 'The config\'s shape, beside the contract, imports nothing from the core but itself.',
+      from: { path: '^src/config/(schema|fleet-schema|services-schema|pricing-schema|values)\\.ts$' }, to: { path: '^src/', pathNot: '^src/config/(schema|fleet-schema|services-schema|pricing-schema|values)\\.ts$' },
     },
     // Per folder: no folder imports one above it. From the bottom: the leaves and
     // src/request/ (the request view's helpers); the services beneath the pipeline
@@ -43,12 +43,12 @@ module.exports = {
     {
       name: 'worker-link-under-the-services', severity: 'error',
       comment: 'src/worker-link/ (a worker\'s batched calls to the primary, and the primary\'s polls of its workers) knows the contract\'s link, nothing of the services that use it nor of the process.',
-      from: { path: '^src/worker-link/' }, to: { path: '^src/', pathNot: '^src/(worker-link/|pipeline/contract\\.ts|types\\.ts|errors\\.ts)' },
+      from: { path: '^src/worker-link/' }, to: { path: '^src/', pathNot: '^src/(worker-link/|contract/)' },
     },
     {
       name: 'request-view-is-a-leaf', severity: 'error',
       comment: 'src/request/ (JSON depth, body validation, texts, usage estimates, the JSON reply) imports only the leaves.',
-      from: { path: '^src/request/' }, to: { path: '^src/', pathNot: '^src/(request/|types\\.ts|errors\\.ts|config/|pipeline/contract\\.ts|admission/types\\.ts)' },
+      from: { path: '^src/request/' }, to: { path: '^src/', pathNot: '^src/(request/|contract/|config/)' },
     },
     {
       name: 'services-under-the-pipeline', severity: 'error',

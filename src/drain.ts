@@ -4,7 +4,7 @@
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { GatewayState } from './app';
-import { GatewayError } from './errors';
+import { GatewayError } from './contract/errors';
 
 const POLL_MS = 50;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -8,7 +8,7 @@
 // never both.
 import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { errorBody, GatewayError } from './errors';
+import { errorBody, GatewayError } from './contract/errors';
 import type { GatewayHandler } from './app';
 
 export interface ServerTimeouts {

@@ -1,7 +1,7 @@
 // The public API: everything a plugin (built in or third-party) may import
 // from the core. Plugins import this module only; CI fails on a deeper import.
-export { GatewayError, REASONS, type Reason } from './errors';
-export type { AdmissionService, ConcurrencyLimit, LeaseScope } from './admission/types';
+export { GatewayError, REASONS, type Reason } from './contract/errors';
+export type { AdmissionService, ConcurrencyLimit, LeaseScope } from './contract/admission';
 export { formatReset, limiterUnavailable, retryAfterSeconds } from './admission/refusals';
 export { PRIMARY_TIMEOUT_MS, TickBatcher } from './worker-link/tick-batcher';
 export { intLike, sizeLike } from './config/values';
@@ -9,8 +9,8 @@ export {
   STAGES,
   type Awaitable, type EventVerdict, type Outcome, type PluginDefinition, type PluginEnv, type PluginHooks,
   type FieldPoint, type OutputMatch, type OutputRules, type OutputScan, type PrimaryLink, type RequestContext, type ResponseHead, type Services, type Stage, type StoreHealthNotes, type StreamEvent, type Usage, type WorkerLink,
-} from './pipeline/contract';
-export type { ChatMessage, ChatRequest, ClientProtocol, ContentPart, ImageRequest, Price, PriceList, Principal, RedisClient, Route, ToolCall } from './types';
+} from './contract/plugin';
+export type { ChatMessage, ChatRequest, ClientProtocol, ContentPart, ImageRequest, Price, PriceList, Principal, RedisClient, Route, ToolCall } from './contract/types';
 export { costText, imageCost, roundCost, tokenCost } from './pricing/prices';
 export { type ConfigView, type GatewayConfig, type Limits } from './config/schema';
 export { exactModelIds } from './routing/routes';

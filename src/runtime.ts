@@ -13,7 +13,7 @@ import type { KeySource } from './keys/host';
 import { advertiseProblems, compileRoutes, exactModelIds, type RouteTable } from './routing/routes';
 import { closePipeline, createPipeline, type Pipeline } from './pipeline/pipeline';
 import type { PluginRegistry } from './pipeline/registry';
-import type { PluginDefinition, Services } from './pipeline/contract';
+import type { PluginDefinition, Services } from './contract/plugin';
 import { Admission } from './admission';
 import type { LeasePools } from './admission/stores';
 import { createUpstream, type Upstream } from './proxy/upstream';
@@ -29,7 +29,7 @@ import { compilePassthrough, passthroughProblems, type PassthroughTable } from '
 import { createPassthroughProxy, type PassthroughProxy } from './passthrough/proxy';
 import type { Tracing } from './tracing/tracing';
 import { compilePrices } from './pricing/prices';
-import type { PriceList } from './types';
+import type { PriceList } from './contract/types';
 import type { SpendRecorder } from './spend';
 
 export interface Runtime {

@@ -12,7 +12,7 @@ import type { GatewayConfig } from './config/schema';
 import { createLogger, type Logger } from './log';
 import { createGateway, gatewayConfigCheck, startAdminListener, warnIfMetricsUncounted, type Gateway } from './gateway';
 import type { AdminServer } from './admin/server';
-import type { WorkerLink } from './pipeline/contract';
+import type { WorkerLink } from './contract/plugin';
 import { closeDemoBackends } from './runtime';
 import { startMetricsServer, type MetricsServer } from './metrics/server';
 import { drain } from './drain';

@@ -5,7 +5,7 @@
 // about which keys exist.
 import type { IncomingMessage } from 'node:http';
 import { authorizationOf, BEARER, hashKey } from '../auth/keys';
-import { GatewayError } from '../errors';
+import { GatewayError } from '../contract/errors';
 
 /** The digests of the admin keys in force. */
 export type AdminKeys = ReadonlySet<string>;

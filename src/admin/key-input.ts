@@ -13,9 +13,9 @@ import type { LoadedConfig } from '../config/load';
 import { configIssues } from '../config/issues';
 import { keySchema } from '../config/schema';
 import { intLike } from '../config/values';
-import { GatewayError } from '../errors';
+import { GatewayError } from '../contract/errors';
 import type { PluginRegistry } from '../pipeline/registry';
-import type { KeyEntry } from '../types';
+import type { KeyEntry } from '../contract/types';
 import type { StoredKey } from '../keys/stored-key';
 
 /** What a key is checked against: the config in force and the plugins it runs. */

@@ -6,7 +6,7 @@
 // may be used again: the new key gets an identity of its own (its `uid`),
 // and what the old one stored stays the old one's.
 import { hashKey, newKey } from '../auth/keys';
-import { GatewayError } from '../errors';
+import { GatewayError } from '../contract/errors';
 import { configKeyView, keyView, newKeyUid, type StoredKey } from '../keys/stored-key';
 import type { KeyStore } from '../keys/store';
 import { createInput, patchInput, rotateInput, type KeyRules } from './key-input';

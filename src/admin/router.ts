@@ -13,7 +13,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
-import { GatewayError } from '../errors';
+import { GatewayError } from '../contract/errors';
 import { requestIdOf } from '../pipeline/context';
 import { errorMiddleware, lastResort } from '../api/errors';
 import { jsonBodyReader } from '../api/json-body';

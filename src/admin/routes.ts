@@ -11,7 +11,7 @@
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load';
 import type { PluginRegistry } from '../pipeline/registry';
-import type { RedisClient } from '../types';
+import type { RedisClient } from '../contract/types';
 import type { KeyStore } from '../keys/store';
 import type { SpendStore } from '../spend';
 import { keyRoutes } from './key-routes';

@@ -1,6 +1,6 @@
 // The spend API's and the usage export's query strings, checked once: every
 // problem is a 400 naming the parameter and saying what to send instead.
-import { GatewayError } from '../errors';
+import { GatewayError } from '../contract/errors';
 
 export interface SpendQuery {
   key?: string;

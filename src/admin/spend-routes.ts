@@ -3,7 +3,7 @@
 // usage records of a time range, streamed as JSON Lines or CSV). Both read
 // the spend store in force (src/spend): Redis, or the memory of this process
 // (the primary's, with workers).
-import { GatewayError } from '../errors';
+import { GatewayError } from '../contract/errors';
 import { daysBetween, type DayTotals, type SpendStore, type UsageRecord } from '../spend';
 import { exportLines } from '../spend/export';
 import { route, type AdminCall, type AdminRoute } from './router';

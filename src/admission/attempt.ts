@@ -2,7 +2,7 @@
 // only when every limit admits it; otherwise what it took (or may have taken,
 // when an answer never came) is given back at once, quietly: nothing new is free.
 import type { LeaseStore } from './leases';
-import type { ConcurrencyLimit } from './types';
+import type { ConcurrencyLimit } from '../contract/admission';
 
 export interface Held {
   readonly limits: readonly ConcurrencyLimit[];

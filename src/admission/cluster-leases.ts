@@ -6,7 +6,7 @@
 // its answer tells the wait queue to try again. Wrapped in FallbackLeases,
 // like Redis: while the primary cannot answer, failMode open decides in this
 // worker and closed refuses with 503.
-import type { WorkerLink } from '../pipeline/contract';
+import type { WorkerLink } from '../contract/plugin';
 import { PRIMARY_TIMEOUT_MS, TickBatcher } from '../worker-link/tick-batcher';
 import { ReleaseListeners, type LeaseAnswer, type LeaseStore } from './leases';
 import { LEASES_CHANNEL, POLL_WAIT_MS, WAKE_CHANNEL, type LeaseOp, type LeaseReply } from './primary-leases';

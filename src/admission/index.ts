@@ -8,18 +8,18 @@
 // when it finishes, whatever the outcome.
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema';
-import type { RequestContext, Services, StoreHealthNotes } from '../pipeline/contract';
-import type { Route } from '../types';
+import type { RequestContext, Services, StoreHealthNotes } from '../contract/plugin';
+import type { Route } from '../contract/types';
 import type { Held } from './attempt';
 import { admissionObserver } from './metrics';
 import { AdmissionQueue } from './queue';
 import { setConcurrencyHeaders } from './refusals';
 import { compileScopes, keyLimitsOf, limitOf, rankOf, routeLimitsOf, type Scopes } from './scopes';
-import type { AdmissionService, ConcurrencyLimit, LeaseScope } from './types';
+import type { AdmissionService, ConcurrencyLimit, LeaseScope } from '../contract/admission';
 import { StoreHealth } from '../redis/store-health';
 import type { LeasePools } from './stores';
 import type { RequestTrace } from '../tracing/request-trace';
-import { isGatewayError } from '../errors';
+import { isGatewayError } from '../contract/errors';
 
 export const DEFAULT_PREFIX = 'sluice:';
 

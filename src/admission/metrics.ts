@@ -4,7 +4,7 @@
 //   sluice_concurrency_queue_wait_seconds{outcome}     how long they waited, by how the wait ended
 //   sluice_concurrency_shed_total{scope,priority,reason}  requests refused over an in-flight limit
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { StoreHealthNotes } from '../pipeline/contract';
+import type { StoreHealthNotes } from '../contract/plugin';
 import type { Held, Tried } from './attempt';
 import type { AdmissionObserver } from './queue';
 import { PRIORITIES } from './scopes';

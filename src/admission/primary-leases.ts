@@ -8,7 +8,7 @@
 // tried again as soon as a slot frees on any worker, and no message flows
 // while nothing waits. Interest is noted with the refusal itself, so a
 // release between the refusal and the poll is not missed.
-import type { PrimaryLink } from '../pipeline/contract';
+import type { PrimaryLink } from '../contract/plugin';
 import { WorkerPolls } from '../worker-link/worker-polls';
 
 export const LEASES_CHANNEL = 'sluice.leases';

@@ -10,11 +10,11 @@
 // in order; one blocked by a limit holds back everyone behind it on that limit.
 import { performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
-import type { GatewayError } from '../errors';
+import type { GatewayError } from '../contract/errors';
 import { attempt, release, type Held, type Tried } from './attempt';
 import { limiterUnavailable, tooManyInFlight, type QueueRefusal } from './refusals';
 import type { LeaseStore } from './leases';
-import type { ConcurrencyLimit } from './types';
+import type { ConcurrencyLimit } from '../contract/admission';
 
 export const POLL_MS = 100;
 

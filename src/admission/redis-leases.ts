@@ -7,7 +7,7 @@
 // sent again when Redis is back. A release is sent even for an acquire whose
 // answer never came: a Redis that hung runs that acquire when it wakes, and
 // the release, written behind it on the same connection, undoes it.
-import type { RedisClient } from '../types';
+import type { RedisClient } from '../contract/types';
 import { ReleaseListeners, type LeaseAnswer, type LeaseStore } from './leases';
 
 const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;

@@ -3,10 +3,10 @@
 // slot ended. Resets are written the way OpenAI writes them ("1s", "6m0s",
 // "1h2m3s"), rounded up to whole seconds. Budgets (a plugin) word theirs with
 // the same helpers, from the public API.
-import { GatewayError } from '../errors';
-import type { RequestContext } from '../pipeline/contract';
+import { GatewayError } from '../contract/errors';
+import type { RequestContext } from '../contract/plugin';
 import type { Held } from './attempt';
-import type { ConcurrencyLimit, LeaseScope } from './types';
+import type { ConcurrencyLimit, LeaseScope } from '../contract/admission';
 
 /** 12_000 → "12s", 360_000 → "6m0s", 3_723_000 → "1h2m3s"; rounded up, never negative. */
 export function formatReset(ms: number): string {

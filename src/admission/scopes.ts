@@ -6,8 +6,8 @@
 // admin API) is a new principal and gets its own. Each limited subject has
 // one lease set: <prefix>{key:<id>}:inflight, {org:<name>}, {model:<route's model>}, {upstream:<name>}.
 import type { GatewayConfig } from '../config/schema';
-import type { Principal, Route } from '../types';
-import type { ConcurrencyLimit, LeaseScope } from './types';
+import type { Principal, Route } from '../contract/types';
+import type { ConcurrencyLimit, LeaseScope } from '../contract/admission';
 
 export type { ConcurrencyLimit, LeaseScope };
 export type Priority = 'high' | 'normal' | 'low';

@@ -4,8 +4,8 @@
 // several workers and no Redis (cluster-leases.ts); in Redis otherwise. A
 // shared store (the primary, Redis) has an in-process fallback in failMode
 // open, or none in failMode closed.
-import type { RedisClient } from '../types';
-import type { WorkerLink } from '../pipeline/contract';
+import type { RedisClient } from '../contract/types';
+import type { WorkerLink } from '../contract/plugin';
 import { ClusterLeases } from './cluster-leases';
 import { FallbackLeases } from './fallback-leases';
 import { MemoryLeases, type LeaseStore } from './leases';

@@ -3,7 +3,7 @@
 // `dialect: openai` also takes OpenAI's message forms: the developer role,
 // tool results, assistant tool calls with null content, content as parts.
 import { z } from 'zod';
-import type { ChatMessage, ContentPart, Dialect, TextPart, ToolCall } from '../types';
+import type { ChatMessage, ContentPart, Dialect, TextPart, ToolCall } from '../contract/types';
 
 export type { ChatMessage, ContentPart, Dialect, TextPart, ToolCall };
 

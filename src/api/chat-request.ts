@@ -8,7 +8,7 @@ import { applyFieldRules, foldTopLevel, MODEL_ID_MAX, parseBody } from '../reque
 import { messagesSchema, messageTexts, type ChatMessage, type Dialect } from './chat-messages';
 import { chatParamsShape, OPENAI_CHAT_NAMES, paramTexts } from '../request/chat-params';
 import { capField, unifyOutputCaps } from '../request/output-cap';
-import type { ChatRequest, FieldRules } from '../types';
+import type { ChatRequest, FieldRules } from '../contract/types';
 
 export { OPENAI_CHAT_NAMES };
 export type { ChatMessage, ChatRequest, Dialect };

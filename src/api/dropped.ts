@@ -9,7 +9,7 @@
 // cannot grow the metric).
 import { Counter, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import type { RequestContext } from '../pipeline/contract';
+import type { RequestContext } from '../contract/plugin';
 
 /** The header stays a header: at most this many names, each at most NAME_CHARS of the client's characters, this long in all. */
 const HEADER_NAMES = 32;

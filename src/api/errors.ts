@@ -5,11 +5,11 @@ import type { NextFunction, Request, Response } from 'express';
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { sendJson } from '../request/send-json';
-import { errorBody, GatewayError, isGatewayError } from '../errors';
+import { errorBody, GatewayError, isGatewayError } from '../contract/errors';
 import { contextOf, requestIdOf } from '../pipeline/context';
 import { runHeadHooks } from '../pipeline/runner';
 import type { ApiRequest } from './handlers';
-import type { ClientProtocol } from '../types';
+import type { ClientProtocol } from '../contract/types';
 import { messagesErrorBody, messagesErrorStatus } from '../protocols/messages/errors';
 
 export function toGatewayError(err: unknown): GatewayError {

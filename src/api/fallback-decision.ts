@@ -4,7 +4,7 @@
 //
 //   decideFallback({ when: 'before', err: <a 502>, left: [{ id: 'small', routed: true, allowed: true, dialectFits: true, ... }], ... })
 //     -> 0 (the first fallback answers instead)
-import { isGatewayError } from '../errors';
+import { isGatewayError } from '../contract/errors';
 
 /** One remaining fallback model, with what decides whether it may take the request. */
 export interface FallbackOption {

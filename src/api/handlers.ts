@@ -1,7 +1,7 @@
 // The API endpoints, each a short sequence: parse the body, check the key may
 // use the model, find the route, run the request hooks, forward.
 import type { NextFunction, Request, Response } from 'express';
-import { GatewayError } from '../errors';
+import { GatewayError } from '../contract/errors';
 import { authorizeModel } from '../auth/keys';
 import type { Endpoint } from '../config/schema';
 import type { Context } from '../pipeline/context';

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { applyFieldRules, foldTopLevel, MODEL_ID_MAX, parseBody } from '../request/validate';
 import { paramTexts } from '../request/chat-params';
-import type { FieldRules, ImageRequest } from '../types';
+import type { FieldRules, ImageRequest } from '../contract/types';
 
 export const OPENAI_IMAGE_NAMES = ['n', 'size', 'response_format', 'quality', 'style', 'user'] as const;
 

@@ -6,7 +6,7 @@
 // the parse itself.
 import { isUtf8 } from 'node:buffer';
 import type { NextFunction, Request, Response } from 'express';
-import { GatewayError } from '../errors';
+import { GatewayError } from '../contract/errors';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../request/json-depth';
 
 const JSON_TYPE = /^application\/json\s*(?:;|$)/i;

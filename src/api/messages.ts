@@ -6,7 +6,7 @@
 // count_tokens goes to a backend that serves Messages, else is answered by
 // the gateway: an estimate from the same texts.
 import type { NextFunction, Request, Response } from 'express';
-import { GatewayError } from '../errors';
+import { GatewayError } from '../contract/errors';
 import { authorizeModel } from '../auth/keys';
 import { countTokens } from '../protocols/messages/count-tokens';
 import { parseCountTokensRequest, parseMessagesRequest } from '../protocols/messages/request';

@@ -4,7 +4,7 @@
 // ctx.texts: every text it forwards), then routed and forwarded like chat,
 // in the protocol its backend serves (src/proxy/exchanges/responses.ts).
 import type { NextFunction, Request, Response } from 'express';
-import { GatewayError } from '../errors';
+import { GatewayError } from '../contract/errors';
 import { newResponseId, parseResponsesRequest, type StoredItem } from '../protocols/responses';
 import { ResponsesExchange } from '../proxy/exchanges/responses';
 import { cancelResponse, deleteResponse, getResponse, listInputItems, ownerOf } from '../protocols/responses/state';

@@ -5,7 +5,7 @@
 // request, so a redaction is what the filter and the backend both see.
 //
 //   onRequest(ctx, state) { rewriteTexts(ctx, (text) => text.replace(EMAIL, (m) => state.placeholder(m))); }
-import type { RequestContext } from '../pipeline/contract';
+import type { RequestContext } from '../contract/plugin';
 import type { RequestSource } from '../pipeline/context';
 import { messageTexts } from './chat-messages';
 import { paramTexts } from '../request/chat-params';

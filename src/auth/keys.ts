@@ -5,12 +5,12 @@
 // configured one, by digest or by id. Expiry is checked at lookup.
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { GatewayError } from '../errors';
+import { GatewayError } from '../contract/errors';
 import type { KeyConfig } from '../config/schema';
 import { compileGlobList } from './glob';
-import type { KeyEntry, Principal } from '../types';
+import type { KeyEntry, Principal } from '../contract/types';
 
-export type { Principal } from '../types';
+export type { Principal } from '../contract/types';
 
 /** What a digest authenticates as, and until when (ms since the epoch; none: for good). */
 export interface Credential {

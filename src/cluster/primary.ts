@@ -21,7 +21,7 @@ import { serveSpend } from '../spend';
 import type { AdminServer } from '../admin/server';
 import { createMetricsRegistry } from '../metrics/registry';
 import { startMetricsServer, type MetricsServer } from '../metrics/server';
-import type { PrimaryLink } from '../pipeline/contract';
+import type { PrimaryLink } from '../contract/plugin';
 import { reloadCounter, reportReloaded, reportReloadFailed, serialized } from '../reload';
 import { IpcPeer, workerPort, type IpcHandler } from './ipc';
 import { MachineMetrics } from './metrics';

@@ -9,7 +9,7 @@ import { parseConfigText } from '../config/load';
 import { gatewayConfigCheck } from '../gateway';
 import { createLogger } from '../log';
 import { logLevelFromEnv } from '../env';
-import type { WorkerLink } from '../pipeline/contract';
+import type { WorkerLink } from '../contract/plugin';
 import { startFailure, startGateway, type RunningGateway } from '../server';
 import { IpcPeer, processPort, type IpcHandler } from './ipc';
 import { CHANNELS, type ConfigText, type Started } from './protocol';

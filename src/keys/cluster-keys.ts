@@ -5,7 +5,7 @@
 // answers there too.
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load';
-import type { WorkerLink } from '../pipeline/contract';
+import type { WorkerLink } from '../contract/plugin';
 import { PRIMARY_TIMEOUT_MS } from '../worker-link/tick-batcher';
 import { RuntimeKeys } from './runtime-keys';
 import type { KeySource } from './host';

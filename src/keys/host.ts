@@ -12,7 +12,7 @@ import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load';
 import type { AdminConfig } from '../config/schema';
-import type { RedisClient } from '../types';
+import type { RedisClient } from '../contract/types';
 import { FileKeyStore } from './file-store';
 import { RedisKeyStore } from './redis-store';
 import { RedisKeyWatch } from './redis-watch';

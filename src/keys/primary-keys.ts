@@ -6,10 +6,10 @@
 // more than one message behind, and no message flows while nothing changes.
 import type { Logger } from 'pino';
 import type { LoadedConfig } from '../config/load';
-import type { PrimaryLink } from '../pipeline/contract';
+import type { PrimaryLink } from '../contract/plugin';
 import { WorkerPolls } from '../worker-link/worker-polls';
 import { attachRedis, closeRedisClient } from '../redis/client';
-import type { RedisClient } from '../types';
+import type { RedisClient } from '../contract/types';
 import { KeyHost } from './host';
 import type { RuntimeKeys } from './runtime-keys';
 import type { StoredKey } from './stored-key';

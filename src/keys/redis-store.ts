@@ -6,7 +6,7 @@
 // before it can read it. A change is compared and set: a concurrent one
 // (another admin, another replica) is read again, never overwritten, and a
 // revoked key cannot come back through a late update.
-import type { RedisClient } from '../types';
+import type { RedisClient } from '../contract/types';
 import { parseStoredKey, type StoredKey } from './stored-key';
 import type { RuntimeKeys } from './runtime-keys';
 import { keyStoreUnavailable, type KeyStore } from './store';

@@ -7,7 +7,7 @@
 // read that started before a change never undoes it.
 import type { Logger } from 'pino';
 import { closeRedisClient } from '../redis/client';
-import type { RedisClient } from '../types';
+import type { RedisClient } from '../contract/types';
 import { keysChannel, type RedisKeyStore } from './redis-store';
 import type { RuntimeKeys } from './runtime-keys';
 

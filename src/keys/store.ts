@@ -2,7 +2,7 @@
 // the primary of its workers) or Redis (every replica). The admin API writes
 // through a store; each write also reaches this process's RuntimeKeys at
 // once, so the key answers here before the API does.
-import { GatewayError } from '../errors';
+import { GatewayError } from '../contract/errors';
 import type { StoredKey } from './stored-key';
 
 export interface KeyStore {

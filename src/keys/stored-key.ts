@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { principalOf, type Credential } from '../auth/keys';
-import type { KeyEntry } from '../types';
+import type { KeyEntry } from '../contract/types';
 
 export interface StoredKey {
   id: string;

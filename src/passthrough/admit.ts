@@ -4,7 +4,7 @@
 // body, rate limits, ...); then the proxy. The key was checked on arrival.
 import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Response } from 'express';
-import { GatewayError } from '../errors';
+import { GatewayError } from '../contract/errors';
 import { authorizeModel, type Principal } from '../auth/keys';
 import { isJsonType, mediaTypeProblem, parseJsonBody, tooLarge } from '../api/json-body';
 import { startRequestHooks, type ApiRequest } from '../api/handlers';

@@ -4,7 +4,7 @@
 // reads all of it: a term hidden in a nested field or a key is found too.
 //
 //   jsonStrings({ input: ["a", { b: "c" }] })   // ["input", "a", "b", "c"]
-import { GatewayError } from '../errors';
+import { GatewayError } from '../contract/errors';
 import { MAX_JSON_DEPTH } from '../request/json-depth';
 
 /**

@@ -1,7 +1,7 @@
 // Checks a plugin's hooks when it loads, as Fastify checks addHook: a closed
 // list of names, functions only, and synchronous where the hook runs inside a
 // write to the client.
-import { PHASES, type PluginHooks } from './contract';
+import { PHASES, type PluginHooks } from '../contract/plugin';
 
 /** Hooks that run inside a write to the client (or as it starts): a promise there would be sent as text, or lost. */
 const SYNC_ONLY: readonly string[] = ['outputRules', 'onEvent', 'onResponseHead', 'onStreamEnd', 'onResponseBody'];

@@ -2,7 +2,7 @@
 // with its plugin's name (for the logs) and its slot (for its per-request
 // state). Built once when the config loads.
 import type { Logger } from 'pino';
-import type { PluginDefinition, PluginEnv, PluginHooks, RequestContext } from './contract';
+import type { PluginDefinition, PluginEnv, PluginHooks, RequestContext } from '../contract/plugin';
 import { checkHooks } from './hook-check';
 import { outputCounter, type OutputCounter } from './output-metrics';
 

@@ -6,8 +6,8 @@
 import { isAbsolute, resolve } from 'node:path';
 import { configIssues } from '../config/issues';
 import type { ConfigView, PluginEntry } from '../config/schema';
-import { registerReasons } from '../errors';
-import { STAGES, type PluginDefinition } from './contract';
+import { registerReasons } from '../contract/errors';
+import { STAGES, type PluginDefinition } from '../contract/plugin';
 import { fieldProblems } from '../config/fields';
 
 export function checkDefinition(def: unknown, where: string): PluginDefinition {

@@ -5,8 +5,8 @@
 // plugin); a hook that fails is logged with its plugin's name and the
 // request id, and never breaks the response it observes.
 import type { Logger } from 'pino';
-import { isGatewayError } from '../errors';
-import type { Outcome, OutputRules, RequestContext, ResponseHead, StreamEvent } from './contract';
+import { isGatewayError } from '../contract/errors';
+import type { Outcome, OutputRules, RequestContext, ResponseHead, StreamEvent } from '../contract/plugin';
 import type { Hook, Pipeline } from './pipeline';
 import type { OutputPolicy } from './output-policy';
 

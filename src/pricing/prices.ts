@@ -3,7 +3,7 @@
 // of cost × 1e9) in the spend store, the usage export and the metrics agree.
 import { compileGlob, type Matcher } from '../auth/glob';
 import type { PriceConfig } from '../config/pricing-schema';
-import type { Price, PriceList, Usage } from '../types';
+import type { Price, PriceList, Usage } from '../contract/types';
 
 const PER_MILLION = 1e-6;
 /** A client's model ids are unbounded (glob routes): the cache of lookups is not. */

@@ -1,8 +1,8 @@
 // What one finished request cost, from the same usage the token budgets
 // charge (streams cut short included: their usage is the estimate made at the
 // finish). Images are priced per image, for an answer that was sent whole.
-import type { Outcome, RequestContext } from '../pipeline/contract';
-import type { PriceList } from '../types';
+import type { Outcome, RequestContext } from '../contract/plugin';
+import type { PriceList } from '../contract/types';
 import { imageCost, tokenCost } from './prices';
 
 const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : undefined);

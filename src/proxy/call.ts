@@ -8,7 +8,7 @@
 import type { Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'undici/types/header';
 import type { CallInFlight, Context } from '../pipeline/context';
-import type { GatewayError } from '../errors';
+import type { GatewayError } from '../contract/errors';
 import type { Pipeline } from '../pipeline/pipeline';
 import type { AttemptResult } from '../fleet/fleet-health';
 import type { Attempt, CallSettings } from './attempt';

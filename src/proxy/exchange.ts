@@ -3,8 +3,8 @@
 // protocol when the backend serves it (`apis`), else translated to chat
 // completions and the answer translated back, event by event. A chat
 // request has no exchange: it goes in its upstream's format, unchanged.
-import type { ClientProtocol } from '../types';
-import type { Usage } from '../pipeline/contract';
+import type { ClientProtocol } from '../contract/types';
+import type { Usage } from '../contract/plugin';
 import type { Context } from '../pipeline/context';
 import type { ProtocolUsage } from '../protocols/usage';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../request/json-depth';

@@ -3,14 +3,14 @@
 // (its events follow from the relay), or a failure: an error response before
 // the head, one error event mid-stream, a dropped connection otherwise.
 import type { Logger } from 'pino';
-import { errorBody, GatewayError, isGatewayError } from '../errors';
+import { errorBody, GatewayError, isGatewayError } from '../contract/errors';
 import type { Context } from '../pipeline/context';
 import type { Pipeline } from '../pipeline/pipeline';
 import { runHeadHooks } from '../pipeline/runner';
 import { sendJson } from '../request/send-json';
 import { costText } from '../pricing/prices';
 import { requestCost } from '../pricing/request-cost';
-import type { PriceList } from '../types';
+import type { PriceList } from '../contract/types';
 
 const STREAM_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',

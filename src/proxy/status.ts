@@ -4,7 +4,7 @@
 // or address); `details` carry the facts for metrics and the access log:
 // kind (connect|timeout|status|stream), the upstream, the phase the attempt
 // reached (queue|connect|head|body|stream) and the socket error code.
-import { GatewayError } from '../errors';
+import { GatewayError } from '../contract/errors';
 import type { EjectionCause } from '../fleet/member';
 import { retryAfterValue } from './retry-after';
 

@@ -8,7 +8,7 @@ import Redis, { Cluster, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema';
 
-import type { RedisClient } from '../types';
+import type { RedisClient } from '../contract/types';
 
 export type { RedisClient };
 export type RedisSettings = NonNullable<GatewayConfig['redis']>;

@@ -1,7 +1,7 @@
 // sluice_redis_up: 1 while the process's Redis connection is ready, else 0.
 // Registered once per registry, when the config names Redis.
 import { Gauge, type Registry } from 'prom-client';
-import type { RedisClient } from '../types';
+import type { RedisClient } from '../contract/types';
 
 export const REDIS_UP = 'sluice_redis_up';
 

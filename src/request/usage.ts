@@ -1,6 +1,6 @@
 // Token usage: read from what the backend reports, or estimated (about four
 // characters a token) when it reports none, and then marked as estimated.
-import type { RequestContext, Usage } from '../pipeline/contract';
+import type { RequestContext, Usage } from '../contract/plugin';
 
 export const CHARS_PER_TOKEN = 4;
 

@@ -2,10 +2,10 @@
 // problem reported as invalid_request with the offending input's path; the
 // request's parameters folded into model_params, under the route's field rules.
 import type { z } from 'zod';
-import { GatewayError } from '../errors';
+import { GatewayError } from '../contract/errors';
 import { describeIssue, formatPath, innermostIssue, issuePath, NOT_FINITE } from '../config/issues';
 import { MAX_JSON_DEPTH } from './json-depth';
-import type { FieldRules } from '../types';
+import type { FieldRules } from '../contract/types';
 
 /** Model ids are names, not payloads: longer ones are refused before they reach a log, a label or a cache. */
 export const MODEL_ID_MAX = 256;

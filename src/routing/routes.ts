@@ -1,10 +1,10 @@
 // Maps (model, endpoint, version) to an upstream: first matching route wins.
 // Globs compile once at load; resolved answers are cached per config, bounded.
 import type { Endpoint, RouteConfig, UpstreamConfig, Version } from '../config/schema';
-import type { Route } from '../types';
+import type { Route } from '../contract/types';
 import { compileGlob, isGlob, type Matcher } from '../auth/glob';
 
-export type { Route } from '../types';
+export type { Route } from '../contract/types';
 
 export interface ListedModel {
   id: string;

@@ -1,7 +1,7 @@
 // A worker's spend records when the primary keeps them (server.workers above
 // 1, no Redis; primary-spend.ts): each batch is one message. Reading is the
 // admin API's, which runs in the primary.
-import type { WorkerLink } from '../pipeline/contract';
+import type { WorkerLink } from '../contract/plugin';
 import { PRIMARY_TIMEOUT_MS } from '../worker-link/tick-batcher';
 import { SPEND_CHANNEL } from './primary-spend';
 import type { UsageRecord } from './record';

@@ -4,8 +4,8 @@
 // primary's) reads them where they are. A worker sends its batches here
 // (cluster-spend.ts); with Redis they go there and the primary keeps none.
 import type { GatewayConfig } from '../config/schema';
-import type { PrimaryLink } from '../pipeline/contract';
-import type { RedisClient } from '../types';
+import type { PrimaryLink } from '../contract/plugin';
+import type { RedisClient } from '../contract/types';
 import { MemorySpendStore } from './memory-store';
 import type { UsageRecord } from './record';
 import { RedisStores, limitsOf, type SpendSource } from './stores';

@@ -5,7 +5,7 @@
 // can never disagree. Cost is whole nano-dollars inside (ctx.cost is rounded
 // to them), dollars on the wire.
 import { isoTime } from '../iso-time';
-import type { Outcome, RequestContext } from '../pipeline/contract';
+import type { Outcome, RequestContext } from '../contract/plugin';
 
 export interface UsageRecord {
   /** The finish, as an ISO 8601 UTC time. */

@@ -12,7 +12,7 @@
 import { Counter } from 'prom-client';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema';
-import type { Outcome, RequestContext, Services } from '../pipeline/contract';
+import type { Outcome, RequestContext, Services } from '../contract/plugin';
 import { ClusterSpendStore } from './cluster-spend';
 import { MemorySpendStore } from './memory-store';
 import { usageRecordOf, type UsageRecord } from './record';

@@ -6,7 +6,7 @@
 // JSON, trimmed with XADD MAXLEN ~. A batch is one pipeline (on a cluster,
 // whose keys span slots, the same commands sent at once without one).
 import { Cluster } from 'ioredis';
-import type { RedisClient } from '../types';
+import type { RedisClient } from '../contract/types';
 import { sumsOf, TOTAL_FIELDS, type UsageRecord } from './record';
 import { expiresAt, type DayTotals, type SpendStore } from './store';
 import type { SpendLimits } from './memory-store';

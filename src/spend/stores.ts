@@ -2,7 +2,7 @@
 // (every process that serves requests) and the primary (what its admin
 // listener reads).
 import type { GatewayConfig } from '../config/schema';
-import type { RedisClient } from '../types';
+import type { RedisClient } from '../contract/types';
 import type { SpendLimits } from './memory-store';
 import { RedisSpendStore } from './redis-store';
 import type { SpendStore } from './store';

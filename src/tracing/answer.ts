@@ -4,7 +4,7 @@
 // once; of a stream only the events that carry these are parsed: a chat
 // chunk is parsed when it is the first or names a finish reason, a Responses
 // or Messages event by its name, and text deltas only when text is captured.
-import type { ClientProtocol } from '../types';
+import type { ClientProtocol } from '../contract/types';
 
 /** Output text kept per request at most (characters): a captured answer is bounded like any attribute. */
 export const MAX_CAPTURED_CHARS = 64 * 1024;

@@ -5,7 +5,7 @@
 // (after the content filter and every rewrite) and the answer as it was sent.
 // The texts are bounded together (MAX_CAPTURED_CHARS): what is past the
 // bound is left out, and the JSON stays whole.
-import type { ChatMessage, ChatRequest, ImageRequest } from '../types';
+import type { ChatMessage, ChatRequest, ImageRequest } from '../contract/types';
 import { MAX_CAPTURED_CHARS } from './answer';
 
 type Part =

@@ -8,8 +8,8 @@
 // methods, made once per sampled request, never a closure on the context.
 import type { IncomingHttpHeaders } from 'node:http';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
-import type { Outcome, RequestContext } from '../pipeline/contract';
-import { isGatewayError } from '../errors';
+import type { Outcome, RequestContext } from '../contract/plugin';
+import { isGatewayError } from '../contract/errors';
 import { AnswerFacts } from './answer';
 import { AttemptSpan, injectParent, type AttemptFacts } from './attempt-span';
 import { inputMessages, outputMessages } from './content';

@@ -21,7 +21,7 @@ import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace
 import type { GatewayConfig } from '../config/schema';
 import { ConfigError } from '../config/load';
 import { shownUrl } from '../config/shown-url';
-import type { RequestContext } from '../pipeline/contract';
+import type { RequestContext } from '../contract/plugin';
 import { packageVersion } from '../version';
 import { CountingProcessor, traceCounters } from './export';
 import { RequestTrace, type TraceKit } from './request-trace';

@@ -14,7 +14,7 @@
 // costs both processes a wake-up. Calls sent later under the same merge key
 // while their message has not gone yet become one call (`merge`), which all
 // of them are answered with: a key's reservations settled together.
-import type { WorkerLink } from '../pipeline/contract';
+import type { WorkerLink } from '../contract/plugin';
 
 /** How long a worker waits for the primary's answer before the call fails (a budget: 503 limiter_unavailable; a lease: the fallback). */
 export const PRIMARY_TIMEOUT_MS = 2_000;

@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { gzipSync } from 'node:zlib';
 // Every error the gateway raises before a backend is involved, on a real socket.
 import { z } from 'zod';
-import type { PluginDefinition } from '../../src/pipeline/contract';
+import type { PluginDefinition } from '../../src/contract/plugin';
 import { startBackend, type Backend } from '../support/backends';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, call, post } from '../support/http';

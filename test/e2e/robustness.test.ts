@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { startBackend, type Backend } from '../support/backends';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post, postSse } from '../support/http';
-import type { PluginDefinition } from '../../src/pipeline/contract';
+import type { PluginDefinition } from '../../src/contract/plugin';
 
 const chat = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: 'user', content: 'hi' }], ...extra });
 

@@ -1,7 +1,7 @@
 // Stream framing, n > 1, a backend failing mid-stream, and a client leaving.
 import { request } from 'node:http';
 import { z } from 'zod';
-import type { Outcome, PluginDefinition, Usage } from '../../src/pipeline/contract';
+import type { Outcome, PluginDefinition, Usage } from '../../src/contract/plugin';
 import { startBackend, type Backend } from '../support/backends';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, postSse, type SseResponse } from '../support/http';

@@ -1,13 +1,13 @@
 // A plugin's hooks on a small context, and its settings checked the way the
 // config loader checks them (problems with their paths).
-import type { PluginDefinition, PluginEnv, PluginHooks, RequestContext, Services } from '../../src/pipeline/contract';
+import type { PluginDefinition, PluginEnv, PluginHooks, RequestContext, Services } from '../../src/contract/plugin';
 import type { GatewayConfig, PluginEntry } from '../../src/config/schema';
 import { validateConfig } from '../../src/config/load';
 import { Admission } from '../../src/admission';
 import { LeasePools } from '../../src/admission/stores';
 import { PluginRegistry } from '../../src/pipeline/registry';
 import pino from 'pino';
-import { GatewayError } from '../../src/errors';
+import { GatewayError } from '../../src/contract/errors';
 import { messageTexts, type ChatMessage } from '../../src/api/chat-messages';
 import { paramTexts } from '../../src/request/chat-params';
 import { compilePrices } from '../../src/pricing/prices';

@@ -8,7 +8,7 @@ import { plugin } from '../../plugins/pii';
 import { BUILT_IN, detect } from '../../plugins/pii/detectors';
 import { cardValid, ibanValid, luhnValid } from '../../plugins/pii/checksums';
 import { OutputText } from '../../src/proxy/output/text';
-import type { OutputRules, RequestContext } from '../../src/pipeline/contract';
+import type { OutputRules, RequestContext } from '../../src/contract/plugin';
 import { chatContext, configProblems, hooksOf, pluginEnv, refusalOf, withState } from './helpers';
 
 const found = (text: string): string[] => detect(Object.values(BUILT_IN), text).map((d) => `${d.kind}:${text.slice(d.start, d.end)}`);

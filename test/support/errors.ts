@@ -1,6 +1,6 @@
 // Asserts that a response is the gateway's error object for one reason.
 import type { JsonResponse } from './http';
-import { errorType } from '../../src/errors';
+import { errorType } from '../../src/contract/errors';
 
 /** `backend`: the code and type a backend's own refusal carried, which the client gets in place of the defaults. */
 export function expectError(res: JsonResponse, status: number, reason: string, param?: string | null, backend?: { code: string; type?: string }): void {

@@ -8,7 +8,7 @@ import { validateConfig } from '../../src/config/load';
 import { createGateway, gatewayConfigCheck, startAdminListener, type Gateway } from '../../src/gateway';
 import type { AdminServer } from '../../src/admin/server';
 import { hashKey } from '../../src/auth/keys';
-import type { PluginDefinition } from '../../src/pipeline/contract';
+import type { PluginDefinition } from '../../src/contract/plugin';
 import { startMetricsServer, type MetricsServer } from '../../src/metrics/server';
 
 export interface TestGateway {

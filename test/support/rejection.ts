@@ -1,5 +1,5 @@
 // Runs a parser that must refuse its input and returns the GatewayError it threw.
-import { GatewayError, type Reason } from '../../src/errors';
+import { GatewayError, type Reason } from '../../src/contract/errors';
 
 export function rejection<T>(parse: (input: T) => unknown, input: T, reason: Reason = 'invalid_request'): GatewayError {
   try {

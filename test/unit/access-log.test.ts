@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { accessLine, logAccess } from '../../src/api/access-log';
 import type { Context } from '../../src/pipeline/context';
-import type { Outcome } from '../../src/pipeline/contract';
+import type { Outcome } from '../../src/contract/plugin';
 
 const TIME = ',"time":"2026-11-24T10:00:00.000Z"';
 

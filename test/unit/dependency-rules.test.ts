@@ -28,9 +28,10 @@ describe('dependency rules', () => {
   it.each([
     ['plugins-use-the-public-api', 'plugins/limits/deep.ts', "import type { Budget } from '../../src/config/schema';\nexport type X = Budget;\n"],
     ['core-names-no-plugin', 'src/api/uses-plugin.ts', "import { plugin } from '../../plugins/limits';\nexport const p = plugin;\n"],
-    ['contract-is-a-leaf', 'src/pipeline/contract.ts', "import type { Runtime } from '../runtime';\nexport type R = Runtime;\n"],
+    ['contract-is-a-leaf', 'src/contract/plugin.ts', "import type { Runtime } from '../runtime';\nexport type R = Runtime;\n"],
+    ['contract-is-a-leaf', 'src/contract/admission.ts', "import type { Scopes } from '../admission/scopes';\nexport type S = Scopes;\n"],
     ['leaves-stay-leaves', 'src/config/values.ts', "import type { Runtime } from '../runtime';\nexport type R = Runtime;\n"],
-    ['text-is-a-leaf', 'src/text/fold.ts', "import type { Route } from '../types';\nexport type R = Route;\n"],
+    ['text-is-a-leaf', 'src/text/fold.ts', "import type { Route } from '../contract/types';\nexport type R = Route;\n"],
     ['worker-link-under-the-services', 'src/worker-link/tick-batcher.ts', "import type { Scopes } from '../admission/scopes';\nexport type S = Scopes;\n"],
     ['services-under-the-pipeline', 'src/spend/uses-cluster.ts', "import * as ipc from '../cluster/ipc';\nexport const i = ipc;\n"],
     ['request-view-is-a-leaf', 'src/request/usage.ts', "import type { Route } from '../routing/routes';\nexport type R = Route;\n"],
@@ -45,7 +46,7 @@ describe('dependency rules', () => {
     ['passthrough-under-the-process', 'src/passthrough/uses-keys.ts', "import * as store from '../keys/store';\nexport const s = store;\n"],
     ['keys-under-the-admin', 'src/keys/uses-admin.ts', "import * as audit from '../admin/audit';\nexport const a = audit;\n"],
     ['admin-under-the-process', 'src/admin/uses-proxy.ts', "import * as upstream from '../proxy/upstream';\nexport const u = upstream;\n"],
-    ['no-cycles', 'src/types.ts', "import type { Runtime } from './runtime';\nexport type R2 = Runtime;\n"],
+    ['no-cycles', 'src/contract/types.ts', "import type { Runtime } from '../runtime';\nexport type R2 = Runtime;\n"],
   ])('fail on a violation of %s (%s)', (rule, file, line) => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-deps-'));
     try {

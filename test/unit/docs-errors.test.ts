@@ -2,7 +2,7 @@
 // status, in both directions (as Fastify checks docs/Reference/Errors.md
 // against lib/errors.js): a new reason without a row fails, and so does a
 // row for a reason the catalogue no longer has.
-import { catalogueReasons } from '../../src/errors';
+import { catalogueReasons } from '../../src/contract/errors';
 import { PluginRegistry } from '../../src/pipeline/registry';
 import { builtinPlugins } from '../../plugins';
 import { codeOf, readRepoFile, tableUnder, type Table } from '../support/markdown';

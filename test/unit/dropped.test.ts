@@ -5,7 +5,7 @@
 import pino from 'pino';
 import { Registry } from 'prom-client';
 import { droppedReporter, shownName } from '../../src/api/dropped';
-import type { RequestContext } from '../../src/pipeline/contract';
+import type { RequestContext } from '../../src/contract/plugin';
 import { parseExposition, series } from '../support/metrics';
 
 async function counted(names: string[]): Promise<Record<string, number>> {

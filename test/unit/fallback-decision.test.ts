@@ -1,7 +1,7 @@
 // The fallback decision as a table: which error goes on to which remaining
 // fallback, before anything reached the client and after a stream was cut.
 import { decideFallback, type FallbackFacts, type FallbackOption } from '../../src/api/fallback-decision';
-import { GatewayError } from '../../src/errors';
+import { GatewayError } from '../../src/contract/errors';
 
 const option = (id: string, extra: Partial<FallbackOption> = {}): FallbackOption => ({ id, routed: true, allowed: true, dialectFits: true, continues: false, ...extra });
 const failed = new GatewayError('upstream_error', 'x', { details: { kind: 'status' } });

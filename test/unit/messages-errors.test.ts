@@ -1,5 +1,5 @@
 import { messagesErrorBody, messagesErrorStatus, messagesErrorType, streamErrorEvent } from '../../src/protocols/messages/errors';
-import { catalogueReasons, statusOf } from '../../src/errors';
+import { catalogueReasons, statusOf } from '../../src/contract/errors';
 import { PluginRegistry } from '../../src/pipeline/registry';
 import { builtinPlugins } from '../../plugins';
 

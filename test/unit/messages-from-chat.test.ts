@@ -1,5 +1,5 @@
 import { fromChatJson } from '../../src/protocols/messages/from-chat';
-import { GatewayError } from '../../src/errors';
+import { GatewayError } from '../../src/contract/errors';
 
 const meta = { id: 'msg_01', model: 'claude-sonnet-4-5' };
 const answer = (message: Record<string, unknown>, finish_reason: string | null = 'stop', extra: Record<string, unknown> = {}, usage?: Record<string, unknown>) => ({

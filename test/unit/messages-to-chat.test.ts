@@ -1,6 +1,6 @@
 import { parseMessagesRequest } from '../../src/protocols/messages/request';
 import { toChat, type ToChatOptions } from '../../src/protocols/messages/to-chat';
-import { GatewayError } from '../../src/errors';
+import { GatewayError } from '../../src/contract/errors';
 import { claudeCodeRequest, CLAUDE_CODE_TOOLS } from '../support/claude-code-request';
 
 const minimal = { model: 'claude-x', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] };

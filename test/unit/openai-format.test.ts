@@ -1,7 +1,7 @@
 import { openaiFormat } from '../../src/proxy/formats/openai';
 import { toUnixSeconds, withoutNulls } from '../../src/proxy/formats/format';
 import type { Context } from '../../src/pipeline/context';
-import type { GatewayError } from '../../src/errors';
+import type { GatewayError } from '../../src/contract/errors';
 
 // The format reads only the request part of a context and writes ctx.usage.
 const chatCtx = (model_params: Record<string, unknown> = {}, stream = false) =>

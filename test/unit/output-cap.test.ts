@@ -4,7 +4,7 @@ import { parseChatRequest } from '../../src/api/chat-request';
 import { parseResponsesRequest } from '../../src/protocols/responses/request';
 import { parseMessagesRequest } from '../../src/protocols/messages/request';
 import { toChat } from '../../src/protocols/responses/to-chat';
-import { GatewayError } from '../../src/errors';
+import { GatewayError } from '../../src/contract/errors';
 
 const messages = [{ role: 'user', content: 'hi' }];
 const refusal = (fn: () => unknown): GatewayError => {

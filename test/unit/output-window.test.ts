@@ -2,7 +2,7 @@
 // the content filter's: a match split across pieces never goes out, text
 // that cannot begin a match goes out at once, a mask goes on, a block ends
 // the part, and several plugins' windows chain.
-import type { OutputMatch, OutputRules } from '../../src/pipeline/contract';
+import type { OutputMatch, OutputRules } from '../../src/contract/plugin';
 import { OutputText } from '../../src/proxy/output/text';
 import { outputRules } from '../../plugins/content-filter/output';
 

@@ -4,7 +4,7 @@
 import pino from 'pino';
 import { z } from 'zod';
 import { createPipeline } from '../../src/pipeline/pipeline';
-import type { PluginDefinition, Stage } from '../../src/pipeline/contract';
+import type { PluginDefinition, Stage } from '../../src/contract/plugin';
 import { validateConfig } from '../../src/config/load';
 import { Admission } from '../../src/admission';
 import { LeasePools } from '../../src/admission/stores';

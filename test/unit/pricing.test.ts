@@ -3,7 +3,7 @@
 import { compilePrices, costText, imageCost, roundCost, tokenCost } from '../../src/pricing/prices';
 import { requestCost } from '../../src/pricing/request-cost';
 import { pricingSchema } from '../../src/config/pricing-schema';
-import type { Outcome, RequestContext } from '../../src/pipeline/contract';
+import type { Outcome, RequestContext } from '../../src/contract/plugin';
 
 const prices = compilePrices(pricingSchema.parse([
   { model: 'gpt-4o-mini', input: 0.15, cachedInput: 0.075, output: 0.6 },

@@ -9,7 +9,7 @@ import { validateConfig } from '../../src/config/load';
 import { gatewayConfigCheck } from '../../src/gateway';
 import { principalOf } from '../../src/auth/keys';
 import { askOf, dearest, largestCap, need, settlement, used, type Ask } from '../../plugins/rate-limit/reservation';
-import type { RequestContext } from '../../src/pipeline/contract';
+import type { RequestContext } from '../../src/contract/plugin';
 import { PER_REQUEST_TOKENS, PER_TEXT_TOKENS } from '../../src/request/token-bound';
 
 describe('rate-limit: reset and Retry-After formatting', () => {

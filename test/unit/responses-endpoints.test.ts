@@ -2,7 +2,7 @@
 // store: what each answers, the 404 (never 403) for an id the caller's owner
 // did not store, and cancel of a running response, an ended one and one whose
 // process is gone.
-import { GatewayError } from '../../src/errors';
+import { GatewayError } from '../../src/contract/errors';
 import { MemoryResponseStore } from '../../src/protocols/responses/state/memory-store';
 import { cancelResponse, deleteResponse, getResponse, listInputItems } from '../../src/protocols/responses/state/endpoints';
 import { continueFrom } from '../../src/protocols/responses/state/resolve';

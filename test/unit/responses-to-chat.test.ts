@@ -1,4 +1,4 @@
-import { GatewayError } from '../../src/errors';
+import { GatewayError } from '../../src/contract/errors';
 import { rejection } from '../support/rejection';
 import { parseResponsesRequest } from '../../src/protocols/responses/request';
 import { customParameters } from '../../src/protocols/responses/custom-tools';

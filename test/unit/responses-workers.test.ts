@@ -7,7 +7,7 @@
 import pino from 'pino';
 import { IpcPeer, type IpcHandler } from '../../src/cluster/ipc';
 import { parseConfigText } from '../../src/config/load';
-import type { PrimaryLink, WorkerLink } from '../../src/pipeline/contract';
+import type { PrimaryLink, WorkerLink } from '../../src/contract/plugin';
 import { serveResponses } from '../../src/protocols/responses/state/primary-responses';
 import { ResponseState } from '../../src/protocols/responses/state/state';
 import { cancelResponse, deleteResponse, getResponse } from '../../src/protocols/responses/state/endpoints';

@@ -4,7 +4,7 @@
 import { rewriteTexts } from '../../src/api/rewrite-texts';
 import { rewriteStrings } from '../../src/request/rewrite-strings';
 import { ResponsesExchange } from '../../src/proxy/exchanges/responses';
-import type { RequestContext } from '../../src/pipeline/contract';
+import type { RequestContext } from '../../src/contract/plugin';
 import { chatContext, imageContext } from '../plugins/helpers';
 
 const upper = (t: string): string => t.toUpperCase();

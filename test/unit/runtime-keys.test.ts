@@ -18,7 +18,7 @@ import { gatewayConfigCheck } from '../../src/gateway';
 import { PluginRegistry } from '../../src/pipeline/registry';
 import { builtinPlugins } from '../../plugins';
 import { adminRequest } from '../../src/cli/admin-keys';
-import { GatewayError } from '../../src/errors';
+import { GatewayError } from '../../src/contract/errors';
 import { rejection } from '../support/rejection';
 
 const T0 = '2025-01-01T00:00:00.000Z';

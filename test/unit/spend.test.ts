@@ -5,7 +5,7 @@ import { MemorySpendStore } from '../../src/spend/memory-store';
 import { scopesOf, sumsOf, type UsageRecord } from '../../src/spend/record';
 import { daysBetween, expiresAt } from '../../src/spend/store';
 import { csvField, csvLine, dollarText } from '../../src/spend/export';
-import { GatewayError } from '../../src/errors';
+import { GatewayError } from '../../src/contract/errors';
 
 const record = (over: Partial<UsageRecord> = {}): UsageRecord => ({
   time: '2026-03-01T10:00:00.000Z', request_id: 'r1', key: 'alice', org: 'acme', model: 'm-1', protocol: 'chat', endpoint: 'chat',

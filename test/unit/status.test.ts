@@ -1,6 +1,6 @@
 import { badAnswer, fromSocketError, fromUpstreamStatus, outOfRotation } from '../../src/proxy/status';
 import { DROP_WINDOW_MS, silenceEnd, socketEnd, statusEnd } from '../../src/proxy/attempt-end';
-import { catalogueReasons, errorBody, GatewayError, registerReasons } from '../../src/errors';
+import { catalogueReasons, errorBody, GatewayError, registerReasons } from '../../src/contract/errors';
 import { PluginRegistry } from '../../src/pipeline/registry';
 import { builtinPlugins } from '../../plugins';
 import { mediaTypeProblem } from '../../src/api/json-body';

@@ -4,7 +4,7 @@
 // `details.error_code` carries the gateway's reason (the SDKs expose it as
 // `errorCode`); the status picks `error.type`. An unavailable pool answers
 // 529 `overloaded_error`, which the SDKs retry with backoff.
-import { statusOf } from '../../errors';
+import { statusOf } from '../../contract/errors';
 import type { ErrorEvent } from './types';
 
 export type MessagesErrorType =

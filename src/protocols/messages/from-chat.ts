@@ -3,7 +3,7 @@
 // as stop_reason; the usage with cached tokens apart. Only the first choice is read.
 //
 //   const { body, usage } = fromChatJson(JSON.parse(text), { id: 'msg_…', model: req.model });
-import { GatewayError } from '../../errors';
+import { GatewayError } from '../../contract/errors';
 import { estimateTokens } from '../../request/usage';
 import type { ProtocolUsage } from '../usage';
 import { reasoningOf, stopReasonOf, stopSequenceOf, toolInput, usageOf } from './answer';

@@ -1,7 +1,7 @@
 // Messages' conversation as chat-completions messages. Text blocks of one turn
 // are joined with a blank line (a string is what every chat template reads);
 // a turn with images keeps parts. What chat cannot carry is named in `dropped`.
-import type { ChatMessage, ContentPart, ToolCall } from '../../types';
+import type { ChatMessage, ContentPart, ToolCall } from '../../contract/types';
 import type { ContentBlockParam, KnownBlock, MessageParam, MessagesRequest, ResultPart } from './request';
 
 /** A chat message, with the prior reasoning some templates read (vLLM's `reasoning`, formerly `reasoning_content`). */

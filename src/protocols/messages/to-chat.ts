@@ -7,7 +7,7 @@
 //
 // `stream` is not among `params`: the caller asks the backend for a stream
 // (with usage) when the client asked for one.
-import { GatewayError } from '../../errors';
+import { GatewayError } from '../../contract/errors';
 import { chatMessages, type MessageOptions, type TranslatedMessage } from './to-chat-messages';
 import { isCustomTool, type MessagesRequest } from './request';
 

@@ -5,7 +5,7 @@
 // custom tool, its input read out of the arguments), in that order.
 //
 //   const { body, usage } = fromChatJson(await upstream.json(), { id: newResponseId(), createdAt, model, request });
-import { GatewayError } from '../../errors';
+import { GatewayError } from '../../contract/errors';
 import { isObject, type Json } from '../json';
 import { chatUsage, type ProtocolUsage } from '../usage';
 import { customInput } from './custom-tools';

@@ -8,7 +8,7 @@
 //   GET …/input_items: inputItemsPage(stored(id).input, parseInputItemsQuery(req.query))
 // OpenAI does not carry instructions over to a later turn, so neither list holds them.
 import { z } from 'zod';
-import { GatewayError } from '../../errors';
+import { GatewayError } from '../../contract/errors';
 import { parseBody } from '../../request/validate';
 import { newId } from './output';
 import type { InputItem, MessageItem, OutputItem, ResponsesRequest } from './types';

@@ -5,7 +5,7 @@
 // an assistant message's tool_calls, consecutive ones merged; their results
 // become tool messages. Reasoning and items only OpenAI runs are dropped;
 // additional_tools items join the request's tools (see tools.ts).
-import type { ChatMessage, ContentPart as ChatPart, ToolCall } from '../../types';
+import type { ChatMessage, ContentPart as ChatPart, ToolCall } from '../../contract/types';
 import { chatToolName } from './tools';
 import type { ContentPart, CustomToolCallItem, FunctionCallItem, InputImage, InputItem, LocalShellCallItem, LocalShellOutputItem, MessageItem, ToolOutputItem } from './types';
 

@@ -4,7 +4,7 @@
 // sent, so a backend that serves the Responses API natively gets the body its
 // client wrote, and item or tool kinds newer than this file pass.
 import { z } from 'zod';
-import { GatewayError } from '../../errors';
+import { GatewayError } from '../../contract/errors';
 import { MODEL_ID_MAX, parseBody } from '../../request/validate';
 import { capField, unifyOutputCaps } from '../../request/output-cap';
 import type { ResponsesRequest } from './types';

@@ -4,7 +4,7 @@
 // so). The caller adds model, stream and stream_options.
 //
 //   const { messages, params, dropped } = toChat(req, { hostedTools: 'drop', history });
-import type { ChatMessage } from '../../types';
+import type { ChatMessage } from '../../contract/types';
 import { OUTPUT_CAP_FIELDS, outputCapOf } from '../../request/output-cap';
 import { itemsToMessages } from './messages';
 import { chatToolChoice, chatTools, offeredTools, type HostedTools } from './tools';

@@ -10,7 +10,7 @@
 // chat request. Every other tool runs on OpenAI's side (web_search,
 // file_search, code_interpreter, mcp, ...): it is dropped, or refused when
 // the route says so.
-import { GatewayError } from '../../errors';
+import { GatewayError } from '../../contract/errors';
 import { customParameters } from './custom-tools';
 import type { AdditionalToolsItem, CustomTool, FunctionTool, InputItem, NamespaceTool, ResponsesRequest, Tool, ToolChoice } from './types';
 

@@ -7,7 +7,7 @@
 //
 //   ctx.source = new CountTokens(request); upstream.forward(ctx, COUNT_TOKENS_PATH, source.requestBody(ctx, model), source);
 import type { Context, RequestSource } from '../../pipeline/context';
-import type { ChatRequest } from '../../types';
+import type { ChatRequest } from '../../contract/types';
 import type { CountTokensRequest } from '../../protocols/messages/request';
 import { messagesTexts } from '../../protocols/messages/texts';
 import { rewriteStrings } from '../../request/rewrite-strings';

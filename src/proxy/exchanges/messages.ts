@@ -6,7 +6,7 @@
 // stream of events, with a ping while the backend is silent.
 import { randomBytes } from 'node:crypto';
 import type { Context, RequestSource } from '../../pipeline/context';
-import type { ChatRequest } from '../../types';
+import type { ChatRequest } from '../../contract/types';
 import type { MessagesRequest } from '../../protocols/messages/request';
 import { messagesTexts } from '../../protocols/messages/texts';
 import { toChat, type ToChatOptions } from '../../protocols/messages/to-chat';

@@ -3,7 +3,7 @@
 // every answer), read on the way for the usage and the final answer. A stream
 // that closes before its terminal event was cut.
 import type { Context } from '../../pipeline/context';
-import { errorType, type GatewayError } from '../../errors';
+import { errorType, type GatewayError } from '../../contract/errors';
 import type { ProtocolUsage } from '../../protocols/usage';
 import type { Emit, StreamTransformer } from '../formats/format';
 import { estimateUsage } from '../../request/usage';

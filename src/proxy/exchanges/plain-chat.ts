@@ -4,7 +4,7 @@
 // takes a conversation the interface can say: system, user and assistant
 // messages of text, and no tools.
 import type { Context } from '../../pipeline/context';
-import type { ChatMessage } from '../../types';
+import type { ChatMessage } from '../../contract/types';
 import { openaiFormat } from '../formats/openai';
 import type { Upstream } from '../upstream';
 

@@ -6,7 +6,7 @@
 // response object or the Responses events. A complete answer is kept for a
 // later turn when the request asks to store it.
 import type { Context, RequestSource } from '../../pipeline/context';
-import type { ChatRequest } from '../../types';
+import type { ChatRequest } from '../../contract/types';
 import {
   fromChatJson, inputItems, itemTexts, ResponsesObserver, ResponsesStream, responsesTexts, toChat, usageOfJson,
   type HostedTools, type ResponseMeta, type ResponseObject, type ResponsesRequest, type StoredItem,

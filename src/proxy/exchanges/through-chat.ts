@@ -5,7 +5,7 @@
 // the events; this carries them through the relay and keeps the request's
 // usage, its count of streamed characters, and its failures.
 import type { Context } from '../../pipeline/context';
-import { errorType, type GatewayError } from '../../errors';
+import { errorType, type GatewayError } from '../../contract/errors';
 import type { ProtocolUsage } from '../../protocols/usage';
 import type { Emit, StreamTransformer } from '../formats/format';
 import { badAnswer } from '../status';

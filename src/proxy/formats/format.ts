@@ -4,8 +4,8 @@
 // another client protocol gets one from its exchange (src/proxy/exchange.ts):
 // the backend's own protocol relayed, or a translation through chat.
 import type { Context } from '../../pipeline/context';
-import type { Usage } from '../../pipeline/contract';
-import type { GatewayError } from '../../errors';
+import type { Usage } from '../../contract/plugin';
+import type { GatewayError } from '../../contract/errors';
 
 /** Sends one event's data to the client; `event` names it (an `event:` line) for protocols whose events carry names. */
 export type Emit = (payload: string, event?: string) => void;

@@ -9,7 +9,7 @@ import type { Context } from '../../pipeline/context';
 import { badAnswer } from '../status';
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../request/json-depth';
 import { estimateUsage, publicUsage, readUsage } from '../../request/usage';
-import type { Usage } from '../../pipeline/contract';
+import type { Usage } from '../../contract/plugin';
 import { toUnixSeconds, withoutNulls, type Format, type JsonAnswer, type StreamTransformer } from './format';
 import { chatOutputOf, checkChatJson } from '../output/answers';
 import type { ChatOutput } from '../output/chat';

@@ -13,7 +13,7 @@
 //
 //   const out = new OutputText(policy, ctx.forwarding);
 //   send(out.push('0:c', delta));  ...  send(out.end('0:c'));   // out.blocked: cut the answer there
-import type { OutputMatch } from '../../pipeline/contract';
+import type { OutputMatch } from '../../contract/plugin';
 import type { OutputPolicy } from '../../pipeline/output-policy';
 import { OutputWindow, type WindowMode, type WindowSink } from './window';
 

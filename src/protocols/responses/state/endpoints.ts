@@ -6,7 +6,7 @@
 //   DELETE /v1/responses/{id}               deleteResponse(store, owner, id)
 //   GET    /v1/responses/{id}/input_items   listInputItems(store, owner, id, req.query)
 //   POST   /v1/responses/{id}/cancel        cancelResponse(state, owner, id)
-import { GatewayError } from '../../../errors';
+import { GatewayError } from '../../../contract/errors';
 import { inputItemsPage, parseInputItemsQuery, type InputItemsList } from '../items';
 import type { ResponseObject } from '../types';
 import { findResponse, responseNotFound } from './resolve';

@@ -3,7 +3,7 @@
 // existed, whether it is read, listed, deleted, cancelled or continued from;
 // so does a relayed response's id the gateway did not give the caller's
 // owner, and it never reaches a backend.
-import { GatewayError } from '../../../errors';
+import { GatewayError } from '../../../contract/errors';
 import type { StoredItem } from '../items';
 import { isResponseId, type ResponseStore, type StoredResponse } from './store';
 

@@ -14,7 +14,7 @@
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import type { GatewayConfig } from '../../../config/schema';
-import type { Services } from '../../../pipeline/contract';
+import type { Services } from '../../../contract/plugin';
 import { ClusterCancelRelay, ClusterResponseStore } from './cluster-responses';
 import { MemoryResponseStore } from './memory-store';
 import { RedisCancelRelay } from './redis-cancel';

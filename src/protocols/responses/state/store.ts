@@ -8,8 +8,8 @@
 // so are the ids of a native backend's responses the gateway relayed without
 // keeping them (`remember`): an owner continues only from an id it was given.
 import type { GatewayConfig } from '../../../config/schema';
-import { GatewayError } from '../../../errors';
-import type { Principal } from '../../../types';
+import { GatewayError } from '../../../contract/errors';
+import type { Principal } from '../../../contract/types';
 import type { StoredItem } from '../items';
 import type { ResponseObject } from '../types';
 

@@ -23,10 +23,10 @@
 import type { z } from 'zod';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import type { ChatRequest, ClientProtocol, ImageRequest, PriceList, Principal, RedisClient, Route, Usage } from '../types';
+import type { ChatRequest, ClientProtocol, ImageRequest, PriceList, Principal, RedisClient, Route, Usage } from './types';
 import type { ConfigView, Endpoint, FieldPoint, GatewayConfig, Version } from '../config/schema';
-import type { GatewayError, Reason } from '../errors';
-import type { AdmissionService } from '../admission/types';
+import type { GatewayError, Reason } from './errors';
+import type { AdmissionService } from './admission';
 
 export type { FieldPoint, PriceList, Usage };
 
