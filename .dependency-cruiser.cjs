@@ -41,6 +41,11 @@ module.exports = {
       from: { path: '^src/text/' }, to: { path: '^src/', pathNot: '^src/text/' },
     },
     {
+      name: 'plumbing-is-a-leaf', severity: 'error',
+      comment: 'src/plumbing/ (the logger, its writer and time stamps, the environment, listening, the version, backpressure) imports nothing from the core but itself and the contract.',
+      from: { path: '^src/plumbing/' }, to: { path: '^src/', pathNot: '^src/(plumbing/|contract/)' },
+    },
+    {
       name: 'worker-link-under-the-services', severity: 'error',
       comment: 'src/worker-link/ (a worker\'s batched calls to the primary, and the primary\'s polls of its workers) knows the contract\'s link, nothing of the services that use it nor of the process.',
       from: { path: '^src/worker-link/' }, to: { path: '^src/', pathNot: '^src/(worker-link/|contract/)' },

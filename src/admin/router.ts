@@ -17,7 +17,7 @@ import { GatewayError } from '../contract/errors';
 import { requestIdOf } from '../pipeline/context';
 import { errorMiddleware, lastResort } from '../api/errors';
 import { jsonBodyReader } from '../api/json-body';
-import { drained } from '../backpressure';
+import { drained } from '../plumbing/backpressure';
 import { sendJson } from '../request/send-json';
 import { adminOf, type AdminKeys } from './auth';
 import { auditLine, type Audit } from './audit';

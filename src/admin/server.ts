@@ -6,7 +6,7 @@
 //   const admin = await startAdminServer(deps, { host: '127.0.0.1', port: 9465 });
 //   ...; await admin.close();
 import { createPublicServer } from '../http-server';
-import { bind, type Listener } from '../listen';
+import { bind, type Listener } from '../plumbing/listen';
 import { adminKeysOf } from './auth';
 import { adminRoutes, type AdminDeps } from './routes';
 import { createAdminHandler } from './router';

@@ -10,7 +10,7 @@ import { gatewayConfigCheck } from '../gateway';
 import { adminKeyEntry, createKey, hashInput } from './keys';
 import { ADMIN_VERBS, adminUrlOf, runAdminVerb, UsageError, type Printed } from './admin-keys';
 import { runSpend, runUsageExport } from './admin-spend';
-import { packageVersion } from '../version';
+import { packageVersion } from '../plumbing/version';
 
 export const USAGE = `usage: sluice <command>
 

@@ -7,8 +7,8 @@
 import cluster from 'node:cluster';
 import { parseConfigText } from '../config/load';
 import { gatewayConfigCheck } from '../gateway';
-import { createLogger } from '../log';
-import { logLevelFromEnv } from '../env';
+import { createLogger } from '../plumbing/log';
+import { logLevelFromEnv } from '../plumbing/env';
 import type { WorkerLink } from '../contract/plugin';
 import { startFailure, startGateway, type RunningGateway } from '../server';
 import { IpcPeer, processPort, type IpcHandler } from './ipc';

@@ -8,7 +8,7 @@ import { crossCheck, salvageConfig } from './cross-check';
 import { fieldProblems } from './fields';
 import { interpolateEnv } from './interpolate';
 import { configIssues } from './issues';
-import { portFromEnv, portProblem } from '../env';
+import { portFromEnv, portProblem } from '../plumbing/env';
 
 export class ConfigError extends Error {
   /** `message` defaults to "invalid config FILE:" and one line per problem. */

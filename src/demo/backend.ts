@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash, randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { listen } from '../listen';
+import { listen } from '../plumbing/listen';
 
 export interface DemoBackend {
   /** Base URL including /v1, e.g. http://127.0.0.1:8090/v1 */

@@ -11,7 +11,7 @@
 // aggregate of theirs (src/cluster/metrics.ts).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { bind, type Listener } from '../listen';
+import { bind, type Listener } from '../plumbing/listen';
 
 export interface MetricsServerOptions {
   host: string;

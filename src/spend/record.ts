@@ -4,7 +4,7 @@
 // summed into the per-day totals and appended to the usage log, so the two
 // can never disagree. Cost is whole nano-dollars inside (ctx.cost is rounded
 // to them), dollars on the wire.
-import { isoTime } from '../iso-time';
+import { isoTime } from '../plumbing/iso-time';
 import type { Outcome, RequestContext } from '../contract/plugin';
 
 export interface UsageRecord {

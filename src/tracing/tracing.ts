@@ -22,7 +22,7 @@ import type { GatewayConfig } from '../config/schema';
 import { ConfigError } from '../config/load';
 import { shownUrl } from '../config/shown-url';
 import type { RequestContext } from '../contract/plugin';
-import { packageVersion } from '../version';
+import { packageVersion } from '../plumbing/version';
 import { CountingProcessor, traceCounters } from './export';
 import { RequestTrace, type TraceKit } from './request-trace';
 import { disabledByEnv, traceSettings, type TraceSettings } from './settings';

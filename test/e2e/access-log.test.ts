@@ -1,7 +1,7 @@
 // The access log: one JSON line per API request with ids, names and numbers,
 // never a prompt, a message, a key or a header value; level from LOG_LEVEL.
 import pino from 'pino';
-import { createLogger } from '../../src/log';
+import { createLogger } from '../../src/plumbing/log';
 import { startBackend, type Backend } from '../support/backends';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post, postSse } from '../support/http';

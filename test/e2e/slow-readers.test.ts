@@ -5,7 +5,7 @@
 // go and stays in rotation.
 import { request } from 'node:http';
 import type { ServerResponse } from 'node:http';
-import { drained } from '../../src/backpressure';
+import { drained } from '../../src/plumbing/backpressure';
 import { startJsonServer } from '../support/json-server';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, post } from '../support/http';

@@ -32,6 +32,7 @@ describe('dependency rules', () => {
     ['contract-is-a-leaf', 'src/contract/admission.ts', "import type { Scopes } from '../admission/scopes';\nexport type S = Scopes;\n"],
     ['leaves-stay-leaves', 'src/config/values.ts', "import type { Runtime } from '../runtime';\nexport type R = Runtime;\n"],
     ['text-is-a-leaf', 'src/text/fold.ts', "import type { Route } from '../contract/types';\nexport type R = Route;\n"],
+    ['plumbing-is-a-leaf', 'src/plumbing/log.ts', "import type { Runtime } from '../runtime';\nexport type R = Runtime;\n"],
     ['worker-link-under-the-services', 'src/worker-link/tick-batcher.ts', "import type { Scopes } from '../admission/scopes';\nexport type S = Scopes;\n"],
     ['services-under-the-pipeline', 'src/spend/uses-cluster.ts', "import * as ipc from '../cluster/ipc';\nexport const i = ipc;\n"],
     ['request-view-is-a-leaf', 'src/request/usage.ts', "import type { Route } from '../routing/routes';\nexport type R = Route;\n"],

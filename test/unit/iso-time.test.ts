@@ -1,4 +1,4 @@
-import { isoTime } from '../../src/iso-time';
+import { isoTime } from '../../src/plumbing/iso-time';
 
 describe('isoTime', () => {
   it('writes what toISOString writes, across seconds, days, years and before 1970', () => {

@@ -1,8 +1,8 @@
-// The log's writer (src/line-writer.ts): a turn's lines in one write, whole
+// The log's writer (src/plumbing/line-writer.ts): a turn's lines in one write, whole
 // lines only and never more than PIPE_BUF bytes a write.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { LineWriter, PIPE_BUF } from '../../src/line-writer';
+import { LineWriter, PIPE_BUF } from '../../src/plumbing/line-writer';
 
 function recorder() {
   const writes: string[] = [];

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { isoTimeField } from '../../src/log';
+import { isoTimeField } from '../../src/plumbing/log';
 
 describe('isoTimeField', () => {
   it('writes the field exactly as pino\'s isoTime does', () => {
