@@ -47,7 +47,7 @@ function begin(state: GatewayState, version: Version, endpoint: ContextEndpoint,
   if (tracing !== undefined) ctx.trace = tracing.start(ctx, req, route ?? (req.route as { path?: string } | undefined)?.path ?? endpoint);
   // Anthropic's SDKs read the request id from request-id.
   if (protocol === 'messages') res.setHeader('request-id', ctx.id);
-  (req as ApiRequest).runtime = runtime;
+  (req as ApiRequest<Runtime>).runtime = runtime;
   if (!state.ready) res.setHeader('connection', 'close');
   runtime.hold();
   state.active.add(ctx);
@@ -75,7 +75,7 @@ function begin(state: GatewayState, version: Version, endpoint: ContextEndpoint,
 function beginWithKey(state: GatewayState, version: Version, endpoint: ContextEndpoint, req: Request, res: Response, next: NextFunction, protocol: ClientProtocol = 'chat', route?: string): Context | undefined {
   const ctx = begin(state, version, endpoint, req, res, protocol, route);
   try {
-    const { keys } = (req as ApiRequest).runtime;
+    const { keys } = (req as ApiRequest<Runtime>).runtime;
     ctx.principal = protocol === 'messages' ? authenticate(keys, apiKeyOf(req), MESSAGES_KEY_FORMS) : authenticate(keys, authorizationOf(req));
   } catch (err) {
     next(err);
@@ -94,7 +94,7 @@ type EndpointHandler = (req: Request, res: Response, next: NextFunction) => Prom
 function apiRoute(state: GatewayState, version: Version, endpoint: Endpoint | 'models', handle: EndpointHandler, readsBody: boolean, protocol: ClientProtocol = 'chat') {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (beginWithKey(state, version, endpoint, req, res, next, protocol) === undefined) return;
-    const runtime = (req as ApiRequest).runtime;
+    const runtime = (req as ApiRequest<Runtime>).runtime;
     const run = (err?: unknown): void => {
       if (err) return next(err);
       try {
@@ -127,7 +127,7 @@ function passthroughRoutes(state: GatewayState) {
     if (found === undefined) return next();
     if ('allow' in found) return methodNotAllowed(found.allow)(req, res, next);
     if (beginWithKey(state, found.route.version, 'passthrough', req, res, next, 'chat', state.runtime.config.passthrough[found.route.index].path) === undefined) return;
-    passThrough(req as ApiRequest, res, next, found.route).catch(next);
+    passThrough(req as ApiRequest<Runtime>, res, next, found.route).catch(next);
   };
 }
 

@@ -5,6 +5,7 @@
 import { dirname } from 'node:path';
 import type { RequestHandler } from 'express';
 import { jsonBodyReader } from './api/json-body';
+import type { ApiRuntime } from './api/api-runtime';
 import type { Logger } from 'pino';
 import type { GatewayConfig, PluginEntry } from './config/schema';
 import { ConfigError, type ExtraCheck, type LoadedConfig } from './config/load';
@@ -32,27 +33,14 @@ import { compilePrices } from './pricing/prices';
 import type { PriceList } from './contract/types';
 import type { SpendRecorder } from './spend';
 
-export interface Runtime {
+export interface Runtime extends ApiRuntime {
   readonly config: GatewayConfig;
   readonly file: string;
   readonly keys: KeyIndex;
-  readonly routes: RouteTable;
-  readonly pipeline: Pipeline;
-  readonly upstreams: ReadonlyMap<string, Upstream>;
-  /** The fleets' counters: ejections, retries, fallbacks. */
-  readonly fleet: FleetMetrics;
   readonly passthrough: PassthroughTable;
   /** By upstream name, for the upstreams a pass-through route names. */
   readonly passthroughProxies: ReadonlyMap<string, PassthroughProxy>;
   readonly parseJson: RequestHandler;
-  /** This config's in-flight limits and wait queue. */
-  readonly admission: Admission;
-  /** The one writer of a forwarded request's response. */
-  readonly reply: Reply;
-  /** Where a translation says what it left out (header, log, counter). */
-  readonly dropped: DroppedReporter;
-  /** The Responses API's stored turns, when the gateway keeps them. */
-  readonly responses: StoredTurns;
   /** This config's prices (`pricing`): what a finished request cost. */
   readonly prices: PriceList;
   /** Where each finished request's usage record goes (process-wide, src/spend). */

@@ -6,7 +6,7 @@
 // and the signals act on all of them.
 import { availableParallelism } from 'node:os';
 import type { Server } from 'node:http';
-import { createPublicServer } from './http-server';
+import { createPublicServer } from './plumbing/http-server';
 import { ConfigError, defaultConfigPath, loadConfigFile, parseConfigText, readConfigText, type LoadedConfig } from './config/load';
 import type { GatewayConfig } from './config/schema';
 import { createLogger, type Logger } from './plumbing/log';

@@ -5,7 +5,7 @@
 //
 //   const admin = await startAdminServer(deps, { host: '127.0.0.1', port: 9465 });
 //   ...; await admin.close();
-import { createPublicServer } from '../http-server';
+import { createPublicServer } from '../plumbing/http-server';
 import { bind, type Listener } from '../plumbing/listen';
 import { adminKeysOf } from './auth';
 import { adminRoutes, type AdminDeps } from './routes';

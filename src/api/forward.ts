@@ -7,14 +7,14 @@ import type { Context, Fallbacks } from '../pipeline/context';
 import { openaiFormat } from '../proxy/formats/openai';
 import { estimateTokens } from '../request/usage';
 import type { Route } from '../routing/routes';
-import type { Runtime } from '../runtime';
+import type { ApiRuntime } from './api-runtime';
 import type { Exchange } from '../proxy/exchange';
 import { decideFallback, type FallbackOption } from './fallback-decision';
 
 const UPSTREAM_PATH: Record<Endpoint, string> = { chat: '/chat/completions', images: '/images/generations' };
 
 /** Sends the request on its route; a request of another client protocol in the format its exchange chooses for that upstream. */
-export function forwardTo(runtime: Runtime, ctx: Context, endpoint: Endpoint, route: Route, model: string, exchange?: Exchange): void {
+export function forwardTo(runtime: ApiRuntime, ctx: Context, endpoint: Endpoint, route: Route, model: string, exchange?: Exchange): void {
   const upstream = runtime.upstreams.get(route.upstream)!;
   const format = exchange === undefined ? upstream.format : exchange.formatFor(upstream, ctx);
   upstream.forward(ctx, format.path ?? UPSTREAM_PATH[endpoint], format.requestBody(ctx, route.upstreamModel ?? model), format);
@@ -34,7 +34,7 @@ export class FallbackChain implements Fallbacks {
   /** Whether a cut stream may still be continued: once, and only the text of one choice. */
   private continues: boolean;
 
-  constructor(private readonly runtime: Runtime, private readonly ctx: Context, private readonly endpoint: Endpoint, route: Route, private readonly exchange?: Exchange) {
+  constructor(private readonly runtime: ApiRuntime, private readonly ctx: Context, private readonly endpoint: Endpoint, route: Route, private readonly exchange?: Exchange) {
     this.left = [...route.fallbacks];
     this.dialect = route.dialect;
     this.failoverOn = route.failoverOn;

@@ -6,7 +6,7 @@ import { authorizeModel } from '../auth/keys';
 import type { Endpoint } from '../config/schema';
 import type { Context } from '../pipeline/context';
 import { runOutputRulesHooks, runRequestHooks } from '../pipeline/runner';
-import type { Runtime } from '../runtime';
+import type { ApiRuntime } from './api-runtime';
 import { parseChatRequest } from './chat-request';
 import { parseImageRequest } from './image-request';
 import { MODEL_ID_MAX } from '../request/validate';
@@ -15,9 +15,9 @@ import { sendJson } from '../request/send-json';
 import { FallbackChain, forwardTo } from './forward';
 import type { Exchange } from '../proxy/exchange';
 
-export interface ApiRequest extends Request {
+export interface ApiRequest<R extends ApiRuntime = ApiRuntime> extends Request {
   sluice: Context;
-  runtime: Runtime;
+  runtime: R;
 }
 
 /**
@@ -34,7 +34,7 @@ export function routeOf(req: ApiRequest, endpoint: Endpoint): Route | undefined 
  * Runs the request hooks. A promise only when one of them was asynchronous:
  * synchronous hooks stay synchronous; onFinish waits on the promise.
  */
-export function startRequestHooks(runtime: Runtime, ctx: Context): Promise<void> | undefined {
+export function startRequestHooks(runtime: ApiRuntime, ctx: Context): Promise<void> | undefined {
   const pending = runRequestHooks(runtime.pipeline, ctx);
   if (pending !== undefined) ctx.requestHooks = pending;
   return pending;

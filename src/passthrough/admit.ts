@@ -8,6 +8,13 @@ import { GatewayError } from '../contract/errors';
 import { authorizeModel, type Principal } from '../auth/keys';
 import { isJsonType, mediaTypeProblem, parseJsonBody, tooLarge } from '../api/json-body';
 import { startRequestHooks, type ApiRequest } from '../api/handlers';
+import type { ApiRuntime } from '../api/api-runtime';
+import type { PassthroughProxy } from './proxy';
+
+/** What a pass-through route reads of the config in force: the API's, and a proxy per upstream it names. */
+export interface PassthroughRuntime extends ApiRuntime {
+  readonly passthroughProxies: ReadonlyMap<string, PassthroughProxy>;
+}
 import { MODEL_ID_MAX } from '../request/validate';
 import { jsonStrings } from './json-strings';
 import { peekBody } from './peek-body';
@@ -69,7 +76,7 @@ function authorize(principal: Principal, model: string | undefined): void {
   throw new GatewayError('model_not_allowed', 'This API key may use only some models, and this request names none the gateway can check. Send "model" in a JSON body, or ask the gateway operator.', { param: 'model' });
 }
 
-export async function passThrough(req: ApiRequest, res: Response, next: NextFunction, route: PassthroughRoute): Promise<void> {
+export async function passThrough(req: ApiRequest<PassthroughRuntime>, res: Response, next: NextFunction, route: PassthroughRoute): Promise<void> {
   const { sluice: ctx, runtime } = req;
   const body = await jsonBodyOf(req, res, route.bodyLimit);
   const model = namedModel(body) ?? route.model;

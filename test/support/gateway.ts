@@ -1,6 +1,6 @@
 // Starts the real gateway app on a real socket (port 0) from an inline config.
 import type { Server } from 'node:http';
-import { createPublicServer } from '../../src/http-server';
+import { createPublicServer } from '../../src/plumbing/http-server';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';

@@ -25,6 +25,24 @@ describe('dependency rules', () => {
     expect(result.ok).toBe(true);
   }, 30_000);
 
+  it('let no two folders import each other (the process and the composition root apart)', () => {
+    const graph = JSON.parse(execFileSync(depcruise, ['src', 'plugins', '--config', '.dependency-cruiser.cjs', '--output-type', 'json'], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }));
+    // A folder: src/<folder>/, plugins/ as a whole, and the process (the root of src/ with src/cluster/, its primary and workers).
+    const folderOf = (path: string): string => {
+      const parts = path.split('/');
+      if (parts[0] === 'plugins') return 'plugins';
+      return parts.length === 2 || parts[1] === 'cluster' ? 'the process' : `src/${parts[1]}`;
+    };
+    const edges = new Set<string>();
+    for (const m of graph.modules) for (const d of m.dependencies) {
+      const [from, to] = [folderOf(m.source), folderOf(d.resolved)];
+      if (from !== to && (d.resolved.startsWith('src/') || d.resolved.startsWith('plugins/'))) edges.add(`${from} -> ${to}`);
+    }
+    const pairs = [...edges].map((e) => e.split(' -> ')).filter(([a, b]) => a < b && edges.has(`${b} -> ${a}`)).map(([a, b]) => `${a} <-> ${b}`);
+    // The composition root: src/gateway.ts hands plugins/ to the registry, and plugins/ import src/index.ts.
+    expect(pairs).toEqual(['plugins <-> the process']);
+  }, 30_000);
+
   it.each([
     ['plugins-use-the-public-api', 'plugins/limits/deep.ts', "import type { Budget } from '../../src/config/schema';\nexport type X = Budget;\n"],
     ['core-names-no-plugin', 'src/api/uses-plugin.ts', "import { plugin } from '../../plugins/limits';\nexport const p = plugin;\n"],

@@ -6,10 +6,9 @@
 // request on its own (bad HTTP, headers too large, a timeout), the answer is
 // still the interface's error object; a request is either served or refused,
 // never both.
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { errorBody, GatewayError } from './contract/errors';
-import type { GatewayHandler } from './app';
+import { errorBody, GatewayError } from '../contract/errors';
 
 export interface ServerTimeouts {
   headersTimeoutMs: number;
@@ -44,7 +43,7 @@ function onClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   socket.end(`HTTP/1.1 ${error.status} ${error.reason.replace(/_/g, ' ')}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
-export function createPublicServer(handler: GatewayHandler, timeouts: ServerTimeouts): Server {
+export function createPublicServer(handler: RequestListener, timeouts: ServerTimeouts): Server {
   const server = createServer({
     keepAliveTimeout: 65_000,
     headersTimeout: Math.min(timeouts.headersTimeoutMs, timeouts.requestTimeoutMs), // Node refuses a larger one
