@@ -59,17 +59,22 @@ module.exports = {
       name: 'services-under-the-pipeline', severity: 'error',
       comment: 'Auth, routing, fleets, tracing, admission, pricing, spend, the metrics listener and Redis know the contract, not the pipeline that runs it nor anything above.',
       from: { path: '^src/(auth|routing|fleet|tracing|admission|pricing|spend|metrics|redis)/' },
-      to: { path: '^src/(api|proxy|protocols|passthrough|admin|cli|cluster|keys|app|gateway|server|runtime|reload|pipeline/(context|runner|pipeline|registry|hook-check))' },
+      to: { path: '^src/(api|proxy|protocols|output-rules|responses-store|passthrough|admin|cli|cluster|keys|app|gateway|server|runtime|reload|pipeline/(context|runner|pipeline|registry|hook-check))' },
     },
     {
       name: 'pipeline-under-the-protocols', severity: 'error',
       comment: 'The pipeline runs plugins on the request view: it knows no protocol, no forwarding, no endpoint.',
-      from: { path: '^src/pipeline/' }, to: { path: '^src/(api|proxy|protocols|passthrough|admin|cli|cluster|keys|app|gateway|server|runtime|reload)' },
+      from: { path: '^src/pipeline/' }, to: { path: '^src/(api|proxy|protocols|output-rules|responses-store|passthrough|admin|cli|cluster|keys|app|gateway|server|runtime|reload)' },
     },
     {
       name: 'protocols-under-the-proxy', severity: 'error',
       comment: 'A protocol translates and reads: pure functions beneath the forwarding that uses them.',
-      from: { path: '^src/protocols/' }, to: { path: '^src/(api|proxy|passthrough|admin|cli|app|gateway|server|runtime|reload)' },
+      from: { path: '^src/protocols/' }, to: { path: '^src/(api|proxy|output-rules|responses-store|passthrough|admin|cli|app|gateway|server|runtime|reload)' },
+    },
+    {
+      name: 'stores-and-rules-under-the-proxy', severity: 'error',
+      comment: 'The Responses API\'s store and the output rules use the protocols\' types and readers; nothing of the forwarding that uses them.',
+      from: { path: '^src/(responses-store|output-rules)/' }, to: { path: '^src/(api|proxy|passthrough|admin|cli|cluster|keys|app|gateway|server|runtime|reload)' },
     },
     {
       name: 'proxy-under-the-api', severity: 'error',
@@ -90,12 +95,12 @@ module.exports = {
       name: 'keys-under-the-admin', severity: 'error',
       comment: 'The key store (a file, Redis, the primary\'s copy) knows keys, storage and the contract: nothing of the request path above the services, the admin listener that edits it, or the process.',
       from: { path: '^src/keys/' },
-      to: { path: '^src/(api|proxy|protocols|passthrough|admin|cli|cluster|app|gateway|server|runtime|reload|pipeline/(context|runner|pipeline|registry|hook-check))' },
+      to: { path: '^src/(api|proxy|protocols|output-rules|responses-store|passthrough|admin|cli|cluster|app|gateway|server|runtime|reload|pipeline/(context|runner|pipeline|registry|hook-check))' },
     },
     {
       name: 'admin-under-the-process', severity: 'error',
       comment: 'The admin listener uses the API\'s body reader and error middleware, the key store and the spend records; it forwards nothing and knows nothing of the workers or the process that starts it.',
-      from: { path: '^src/admin/' }, to: { path: '^src/(proxy|protocols|passthrough|cli|cluster|app|gateway|server|runtime|reload)' },
+      from: { path: '^src/admin/' }, to: { path: '^src/(proxy|protocols|output-rules|responses-store|passthrough|cli|cluster|app|gateway|server|runtime|reload)' },
     },
   ],
   options: {

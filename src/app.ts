@@ -16,7 +16,7 @@ import type { ClientProtocol } from './contract/types';
 import { countMessageTokens, messages } from './api/messages';
 import { cancelRunningResponse, removeResponse, responseInputItems, responses, retrieveResponse } from './api/responses';
 import { errorMiddleware, lastResort } from './api/errors';
-import { sendJson } from './request/send-json';
+import { sendJson } from './plumbing/send-json';
 import { logAccess } from './api/access-log';
 import { passThrough } from './passthrough/admit';
 import { requestCost } from './pricing/request-cost';

@@ -21,7 +21,7 @@ import { createUpstream, type Upstream } from './proxy/upstream';
 import { createReply, type Reply } from './proxy/reply';
 import { droppedReporter, type DroppedReporter } from './api/dropped';
 import type { ResponseKeeper } from './proxy/exchanges/responses';
-import type { ResponseState } from './protocols/responses/state';
+import type { ResponseState } from './responses-store';
 import { StoredTurns } from './api/stored-turns';
 import { fleetMetrics, type FleetMetrics } from './fleet/metrics';
 import { scoredMetrics } from './fleet/scored-metrics';

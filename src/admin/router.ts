@@ -18,7 +18,7 @@ import { requestIdOf } from '../pipeline/context';
 import { errorMiddleware, lastResort } from '../api/errors';
 import { jsonBodyReader } from '../api/json-body';
 import { drained } from '../plumbing/backpressure';
-import { sendJson } from '../request/send-json';
+import { sendJson } from '../plumbing/send-json';
 import { adminOf, type AdminKeys } from './auth';
 import { auditLine, type Audit } from './audit';
 

@@ -4,7 +4,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { sendJson } from '../request/send-json';
+import { sendJson } from '../plumbing/send-json';
 import { errorBody, GatewayError, isGatewayError } from '../contract/errors';
 import { contextOf, requestIdOf } from '../pipeline/context';
 import { runHeadHooks } from '../pipeline/runner';

@@ -11,7 +11,7 @@ import { parseChatRequest } from './chat-request';
 import { parseImageRequest } from './image-request';
 import { MODEL_ID_MAX } from '../request/validate';
 import type { ListedModel, Route } from '../routing/routes';
-import { sendJson } from '../request/send-json';
+import { sendJson } from '../plumbing/send-json';
 import { FallbackChain, forwardTo } from './forward';
 import type { Exchange } from '../proxy/exchange';
 

@@ -14,7 +14,7 @@ import { MessagesExchange } from '../proxy/exchanges/messages';
 import { COUNT_TOKENS_PATH, CountTokens } from '../proxy/exchanges/count-tokens';
 import { runCheckHooks } from '../pipeline/runner';
 import { routeAndForward, routeOf, type ApiRequest } from './handlers';
-import { sendJson } from '../request/send-json';
+import { sendJson } from '../plumbing/send-json';
 
 export async function messages(req: Request, res: Response, next: NextFunction): Promise<void> {
   const r = req as ApiRequest;

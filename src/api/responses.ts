@@ -7,9 +7,9 @@ import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../contract/errors';
 import { newResponseId, parseResponsesRequest, type StoredItem } from '../protocols/responses';
 import { ResponsesExchange } from '../proxy/exchanges/responses';
-import { cancelResponse, deleteResponse, getResponse, listInputItems, ownerOf } from '../protocols/responses/state';
+import { cancelResponse, deleteResponse, getResponse, listInputItems, ownerOf } from '../responses-store';
 import { routeAndForward, routeOf, type ApiRequest } from './handlers';
-import { sendJson } from '../request/send-json';
+import { sendJson } from '../plumbing/send-json';
 import type { StoredTurns } from './stored-turns';
 
 export async function responses(req: Request, res: Response, next: NextFunction): Promise<void> {

@@ -11,7 +11,7 @@ import type { Context } from '../pipeline/context';
 import type { ResponseObject, StoredItem } from '../protocols/responses';
 import { inputItems } from '../protocols/responses';
 import { responseObject } from '../protocols/responses/output';
-import { continueFrom, ownerOf, relayedTo, type ResponseState, type RunningHandle } from '../protocols/responses/state';
+import { continueFrom, ownerOf, relayedTo, type ResponseState, type RunningHandle } from '../responses-store';
 import type { KeptTurn, ResponseKeeper, ResponsesExchange } from '../proxy/exchanges/responses';
 import type { Reply } from '../proxy/reply';
 

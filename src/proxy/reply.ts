@@ -7,7 +7,7 @@ import { errorBody, GatewayError, isGatewayError } from '../contract/errors';
 import type { Context } from '../pipeline/context';
 import type { Pipeline } from '../pipeline/pipeline';
 import { runHeadHooks } from '../pipeline/runner';
-import { sendJson } from '../request/send-json';
+import { sendJson } from '../plumbing/send-json';
 import { costText } from '../pricing/prices';
 import { requestCost } from '../pricing/request-cost';
 import type { PriceList } from '../contract/types';

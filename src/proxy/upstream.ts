@@ -28,7 +28,7 @@ import { RetryBudget } from '../fleet/retry-budget';
 import type { FleetMetrics } from '../fleet/metrics';
 import { outOfRotation, upstreamTimeout } from './status';
 import type { Reply } from './reply';
-import { Fleet, type Backend } from './fleet';
+import { Fleet, type Backend } from './endpoint-attempts';
 
 export interface Upstream {
   name: string;

@@ -7,7 +7,7 @@
 // owner's untouched: in memory, in Redis, and in the primary's store for two
 // workers.
 import Redis from 'ioredis';
-import { MemoryResponseStore } from '../../src/protocols/responses/state';
+import { MemoryResponseStore } from '../../src/responses-store';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { bearer, call, post } from '../support/http';
 import { parseExposition, scrape, series } from '../support/metrics';

@@ -7,7 +7,7 @@ import { Registry } from 'prom-client';
 import { plugin } from '../../plugins/pii';
 import { BUILT_IN, detect } from '../../plugins/pii/detectors';
 import { cardValid, ibanValid, luhnValid } from '../../plugins/pii/checksums';
-import { OutputText } from '../../src/proxy/output/text';
+import { OutputText } from '../../src/output-rules/text';
 import type { OutputRules, RequestContext } from '../../src/contract/plugin';
 import { chatContext, configProblems, hooksOf, pluginEnv, refusalOf, withState } from './helpers';
 

@@ -152,7 +152,7 @@ export function tableUnder(md: string, heading: string): Table {
 /** A cell's code span, e.g. "`rate_limited`" → "rate_limited"; undefined when the cell is not one. */
 export const codeOf = (cell: string): string | undefined => /^`([^`]+)`$/.exec(cell)?.[1];
 
-// A path from the repo root in code text: `src/proxy/fleet.ts`, `plugins/<name>/`, `test/e2e/clients/responses-*.test.ts`.
+// A path from the repo root in code text: `src/proxy/endpoint-attempts.ts`, `plugins/<name>/`, `test/e2e/clients/responses-*.test.ts`.
 const REPO_PATH = /(?<![\w./-])((?:src|plugins|test|bench)\/[\w.<>*/-]*)/g;
 
 /** The repository paths a page names in code spans outside fenced blocks, each with its line; a `:line` suffix and trailing punctuation dropped. */

@@ -2,7 +2,7 @@
 // it (a one-message input, an assistant answer, the history of both), with
 // ids from a counter so the tests can name them.
 import { historyItems, inputItems } from '../../src/protocols/responses/items';
-import type { StoreLimits, StoredResponse } from '../../src/protocols/responses/state/store';
+import type { StoreLimits, StoredResponse } from '../../src/responses-store/store';
 import type { OutputMessage, ResponseObject, ResponseStatus } from '../../src/protocols/responses/types';
 
 let n = 0;

@@ -43,8 +43,8 @@ describe('the paths the docs name', () => {
 
 describe('the path check itself', () => {
   const page = [
-    'Step 4 (`src/api/chat-params.ts`, now `src/request/chat-params.ts`); `src/proxy/fleet.ts:130`,',
-    'the folder `src/proxy/output/`, a plugin in `plugins/<name>/`, the tests `test/e2e/clients/responses-*.test.ts`',
+    'Step 4 (`src/api/chat-params.ts`, now `src/request/chat-params.ts`); `src/proxy/endpoint-attempts.ts:130`,',
+    'the folder `src/output-rules/`, a plugin in `plugins/<name>/`, the tests `test/e2e/clients/responses-*.test.ts`',
     'and `plugins/<name>/nowhere.ts`.',
     '```',
     'src/api/in-a-fence.ts',
@@ -55,8 +55,8 @@ describe('the path check itself', () => {
     expect(codePathsOf(page)).toEqual([
       { path: 'src/api/chat-params.ts', line: 1 },
       { path: 'src/request/chat-params.ts', line: 1 },
-      { path: 'src/proxy/fleet.ts', line: 1 },
-      { path: 'src/proxy/output/', line: 2 },
+      { path: 'src/proxy/endpoint-attempts.ts', line: 1 },
+      { path: 'src/output-rules/', line: 2 },
       { path: 'plugins/<name>/', line: 2 },
       { path: 'test/e2e/clients/responses-*.test.ts', line: 2 },
       { path: 'plugins/<name>/nowhere.ts', line: 3 },

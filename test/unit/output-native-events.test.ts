@@ -1,9 +1,9 @@
 // Output rules on a native backend's own events: held text goes out before
 // the event that ends its part, even when the backend skips the part's own
 // end; sequence numbers stay whole; a cut ends in the protocol's own way.
-import { ResponsesOutput } from '../../src/proxy/output/responses-events';
-import { MessagesOutput } from '../../src/proxy/output/messages-events';
-import { OutputText } from '../../src/proxy/output/text';
+import { ResponsesOutput } from '../../src/output-rules/responses-events';
+import { MessagesOutput } from '../../src/output-rules/messages-events';
+import { OutputText } from '../../src/output-rules/text';
 import { outputRules } from '../../plugins/content-filter/output';
 
 const text = (action: 'block' | 'mask') => new OutputText({ rules: [{ plugin: 'cf', rules: outputRules({ terms: ['project bluebird'], patterns: [], action, mask: '[x]' })! }] }, {});

@@ -1,7 +1,7 @@
 // What the output rules read of an answer's text: JSON escapes decoded
 // however the deltas split them, long runs of filler read short, and each
 // character's place in the text as written kept for masks.
-import { FILLER_RUN, TextView } from '../../src/proxy/output/view';
+import { FILLER_RUN, TextView } from '../../src/output-rules/view';
 
 /** The text read from `pieces` appended in turn, ended; and where each read character began. */
 function read(pieces: string[]): { text: string; starts: number[] } {

@@ -3,7 +3,7 @@
 // that cannot begin a match goes out at once, a mask goes on, a block ends
 // the part, and several plugins' windows chain.
 import type { OutputMatch, OutputRules } from '../../src/contract/plugin';
-import { OutputText } from '../../src/proxy/output/text';
+import { OutputText } from '../../src/output-rules/text';
 import { outputRules } from '../../plugins/content-filter/output';
 
 /** Rules that find literal words and hold a trailing prefix of one, as a plugin would. */

@@ -3,11 +3,11 @@
 // did not store, and cancel of a running response, an ended one and one whose
 // process is gone.
 import { GatewayError } from '../../src/contract/errors';
-import { MemoryResponseStore } from '../../src/protocols/responses/state/memory-store';
-import { cancelResponse, deleteResponse, getResponse, listInputItems } from '../../src/protocols/responses/state/endpoints';
-import { continueFrom } from '../../src/protocols/responses/state/resolve';
-import { RunningResponses } from '../../src/protocols/responses/state/running';
-import type { ResponseStore } from '../../src/protocols/responses/state/store';
+import { MemoryResponseStore } from '../../src/responses-store/memory-store';
+import { cancelResponse, deleteResponse, getResponse, listInputItems } from '../../src/responses-store/endpoints';
+import { continueFrom } from '../../src/responses-store/resolve';
+import { RunningResponses } from '../../src/responses-store/running';
+import type { ResponseStore } from '../../src/responses-store/store';
 import { storedRecord, storeLimits } from '../support/responses-state';
 
 const A = 'org:a';

@@ -2,8 +2,8 @@
 // least-recently-used eviction, each owner's bounds (the owner's oldest
 // first), the per-response cap, the TTL on a clock of the test's own
 // (dropped when read, and swept), owner isolation, and remembered ids.
-import { ENTRY_OVERHEAD, MemoryResponseStore } from '../../src/protocols/responses/state/memory-store';
-import { ownerOf, type StoreLimits, type StoredResponse } from '../../src/protocols/responses/state/store';
+import { ENTRY_OVERHEAD, MemoryResponseStore } from '../../src/responses-store/memory-store';
+import { ownerOf, type StoreLimits, type StoredResponse } from '../../src/responses-store/store';
 import { parseConfigText, ConfigError } from '../../src/config/load';
 import { storedRecord, storeLimits } from '../support/responses-state';
 import { until } from '../support/wait';

@@ -8,10 +8,10 @@ import pino from 'pino';
 import { IpcPeer, type IpcHandler } from '../../src/cluster/ipc';
 import { parseConfigText } from '../../src/config/load';
 import type { PrimaryLink, WorkerLink } from '../../src/contract/plugin';
-import { serveResponses } from '../../src/protocols/responses/state/primary-responses';
-import { ResponseState } from '../../src/protocols/responses/state/state';
-import { cancelResponse, deleteResponse, getResponse } from '../../src/protocols/responses/state/endpoints';
-import { continueFrom } from '../../src/protocols/responses/state/resolve';
+import { serveResponses } from '../../src/responses-store/primary-responses';
+import { ResponseState } from '../../src/responses-store/state';
+import { cancelResponse, deleteResponse, getResponse } from '../../src/responses-store/endpoints';
+import { continueFrom } from '../../src/responses-store/resolve';
 import { portPair, type TestPort } from '../support/ipc-ports';
 import { storedRecord } from '../support/responses-state';
 

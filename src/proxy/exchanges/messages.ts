@@ -23,9 +23,9 @@ import type { Upstream } from '../upstream';
 import { NativeRelay, type NativeDialect } from './native-relay';
 import { ThroughChat } from './through-chat';
 import { translatable } from './plain-chat';
-import { MessagesOutput } from '../output/messages-events';
-import { checkChatAnswer } from '../output/answers';
-import { checkMessageJson } from '../output/native-answers';
+import { MessagesOutput } from '../../output-rules/messages-events';
+import { checkChatAnswer } from '../../output-rules/answers';
+import { checkMessageJson } from '../../output-rules/native-answers';
 
 /** A message id in Anthropic's form: msg_ and 24 base62-like characters. */
 export const newMessageId = (): string => `msg_${randomBytes(18).toString('base64url').replace(/[-_]/g, '0').slice(0, 24)}`;

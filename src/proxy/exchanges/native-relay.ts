@@ -9,8 +9,8 @@ import type { Emit, StreamTransformer } from '../formats/format';
 import { estimateUsage } from '../../request/usage';
 import { coreUsage, isRecord, readEvent } from '../exchange';
 import { frames, type ProtocolEvent } from './through-chat';
-import { OutputText } from '../output/text';
-import type { NativeOutput } from '../output/native-events';
+import { OutputText } from '../../output-rules/text';
+import type { NativeOutput } from '../../output-rules/native-events';
 
 /** What a protocol's reader of native events provides (ResponsesObserver, NativeMessagesObserver). */
 export interface NativeObserver {
@@ -30,7 +30,7 @@ export interface NativeDialect {
   ends(event: Record<string, unknown>): boolean;
   /** The events that end a stream that failed after it started; `last` is the last event relayed, `seen` the observer that read them. */
   failure(failure: { type: string; code: string; message: string }, last: Record<string, unknown> | undefined, requestId: string, seen: NativeObserver): ProtocolEvent[];
-  /** Output rules on the protocol's events (src/proxy/output/*-events.ts). */
+  /** Output rules on the protocol's events (src/output-rules/*-events.ts). */
   output(text: OutputText): NativeOutput;
 }
 

@@ -20,9 +20,9 @@ import { coreUsage, isRecord, parseBackendJson, type Exchange } from '../exchang
 import type { Upstream } from '../upstream';
 import { NativeRelay, type Names, type NativeDialect, type NativeObserver } from './native-relay';
 import { ThroughChat } from './through-chat';
-import { ResponsesOutput } from '../output/responses-events';
-import { checkChatAnswer } from '../output/answers';
-import { checkResponseJson } from '../output/native-answers';
+import { ResponsesOutput } from '../../output-rules/responses-events';
+import { checkChatAnswer } from '../../output-rules/answers';
+import { checkResponseJson } from '../../output-rules/native-answers';
 import { translatable } from './plain-chat';
 
 /** One turn of a conversation: the request, the id its answer gets, and the items of the turns it continues. */

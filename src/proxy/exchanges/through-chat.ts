@@ -11,8 +11,8 @@ import type { Emit, StreamTransformer } from '../formats/format';
 import { badAnswer } from '../status';
 import { estimateUsage, publicUsage } from '../../request/usage';
 import { coreUsage, isRecord, readEvent } from '../exchange';
-import { chatOutputOf } from '../output/answers';
-import type { ChatOutput } from '../output/chat';
+import { chatOutputOf } from '../../output-rules/answers';
+import type { ChatOutput } from '../../output-rules/chat';
 
 export interface ProtocolEvent { readonly type: string }
 

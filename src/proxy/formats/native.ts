@@ -6,8 +6,8 @@ import type { Context } from '../../pipeline/context';
 import { badAnswer } from '../status';
 import { estimateUsage, publicUsage, readUsage } from '../../request/usage';
 import { toUnixSeconds, type Format, type JsonAnswer, type StreamTransformer } from './format';
-import { chatOutputOf, checkChatAnswer } from '../output/answers';
-import type { ChatOutput } from '../output/chat';
+import { chatOutputOf, checkChatAnswer } from '../../output-rules/answers';
+import type { ChatOutput } from '../../output-rules/chat';
 
 function nativeBody(ctx: Context, upstreamModel: string): string {
   if (ctx.image) {

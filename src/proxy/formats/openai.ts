@@ -11,8 +11,8 @@ import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../request/json-depth';
 import { estimateUsage, publicUsage, readUsage } from '../../request/usage';
 import type { Usage } from '../../contract/plugin';
 import { toUnixSeconds, withoutNulls, type Format, type JsonAnswer, type StreamTransformer } from './format';
-import { chatOutputOf, checkChatJson } from '../output/answers';
-import type { ChatOutput } from '../output/chat';
+import { chatOutputOf, checkChatJson } from '../../output-rules/answers';
+import type { ChatOutput } from '../../output-rules/chat';
 
 const newId = (prefix: string): string => `${prefix}-${randomUUID().replace(/-/g, '')}`;
 

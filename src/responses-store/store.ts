@@ -7,11 +7,11 @@
 // bounded in count and bytes (the oldest go first, counted as evicted), and
 // so are the ids of a native backend's responses the gateway relayed without
 // keeping them (`remember`): an owner continues only from an id it was given.
-import type { GatewayConfig } from '../../../config/schema';
-import { GatewayError } from '../../../contract/errors';
-import type { Principal } from '../../../contract/types';
-import type { StoredItem } from '../items';
-import type { ResponseObject } from '../types';
+import type { GatewayConfig } from '../config/schema';
+import { GatewayError } from '../contract/errors';
+import type { Principal } from '../contract/types';
+import type { StoredItem } from '../protocols/responses/items';
+import type { ResponseObject } from '../protocols/responses/types';
 
 export interface StoredResponse {
   /** Who may read it: `org:<org>`, or the key's own scope for a key without an org (see ownerOf). Never key material. */

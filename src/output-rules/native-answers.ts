@@ -7,8 +7,8 @@
 // of a tool call's input. A mask replaces the match; a block keeps what
 // came before it, drops what came after (and the call the match falls in),
 // and ends the answer as the protocol says a filter ended it.
-import type { Context } from '../../pipeline/context';
-import { rewriteStrings } from '../../request/rewrite-strings';
+import type { Context } from '../pipeline/context';
+import { rewriteStrings } from '../request/rewrite-strings';
 import { PartTexts, type Loose, type PartKey } from './native-events';
 import { mapItemTexts, partKey } from './responses-parts';
 import { OutputText } from './text';

@@ -9,7 +9,7 @@
 // the same. A Redis that cannot answer is `store_unavailable` (503), never
 // "absent".
 import { createHash } from 'node:crypto';
-import type { RedisClient } from '../../../contract/types';
+import type { RedisClient } from '../contract/types';
 import { DELETE_OWNED, PUT } from './redis-scripts';
 import { decodeRecord, encodeRecord, storeUnavailable, type EvictionSink, type ResponseStore, type StoreLimits, type StoredResponse } from './store';
 

@@ -4,7 +4,7 @@
 // A mask replaces the match; a block keeps what came before it, drops what
 // came after, and ends the choice with finish_reason content_filter. A
 // native Responses or Messages answer: native-answers.ts.
-import type { Context } from '../../pipeline/context';
+import type { Context } from '../pipeline/context';
 import { ChatOutput } from './chat';
 import { OutputText, type PartKind } from './text';
 

@@ -4,8 +4,8 @@
 // there; the replica that runs it stops it. The subscription is made again
 // whenever the connection comes back, so a Redis restart loses none but the
 // cancels sent while it was down (whose publish failed: a 503 to the caller).
-import { closeRedisClient } from '../../../redis/client';
-import type { RedisClient } from '../../../contract/types';
+import { closeRedisClient } from '../redis/client';
+import type { RedisClient } from '../contract/types';
 import type { CancelRelay, RunningResponses } from './running';
 import { storeUnavailable } from './store';
 

@@ -8,8 +8,8 @@
 // before the event that ends its part. Events held whole or added shift
 // the sequence_numbers that follow. A cut closes the open items as
 // incomplete and ends with response.incomplete, reason content_filter.
-import { responsesUsageOf } from '../../protocols/responses/native';
-import type { ProtocolUsage } from '../../protocols/usage';
+import { responsesUsageOf } from '../protocols/responses/native';
+import type { ProtocolUsage } from '../protocols/usage';
 import { PartTexts, type Loose, type NativeOutput } from './native-events';
 import { cutItem, deltaOf, doneEventsOf, fieldOf, mapItemTexts, partKey, partOfEvent, partOfPart, TEXT_EVENTS } from './responses-parts';
 import type { OutputText } from './text';

@@ -3,8 +3,8 @@
 // existed, whether it is read, listed, deleted, cancelled or continued from;
 // so does a relayed response's id the gateway did not give the caller's
 // owner, and it never reaches a backend.
-import { GatewayError } from '../../../contract/errors';
-import type { StoredItem } from '../items';
+import { GatewayError } from '../contract/errors';
+import type { StoredItem } from '../protocols/responses/items';
 import { isResponseId, type ResponseStore, type StoredResponse } from './store';
 
 /** The 404 for a response the caller cannot see; an id that is not one is not echoed. */

@@ -7,8 +7,8 @@
 // is preceded by a delta carrying what the block still held. Messages
 // repeats no text whole. A cut stops the open block and ends with
 // message_delta (stop_reason refusal, the usage) and message_stop.
-import type { ProtocolUsage } from '../../protocols/usage';
-import { rewriteStrings } from '../../request/rewrite-strings';
+import type { ProtocolUsage } from '../protocols/usage';
+import { rewriteStrings } from '../request/rewrite-strings';
 import { PartTexts, type Loose, type NativeOutput, type PartKey } from './native-events';
 import type { OutputText } from './text';
 

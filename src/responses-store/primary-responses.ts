@@ -5,9 +5,9 @@
 // running keeps one poll open here, answered with the ids another worker was
 // asked to cancel (or with none after CANCEL_POLL_MS); a worker between two
 // polls gets them with its next one.
-import type { PrimaryLink } from '../../../contract/plugin';
-import type { GatewayConfig } from '../../../config/schema';
-import { WorkerPolls } from '../../../worker-link/worker-polls';
+import type { PrimaryLink } from '../contract/plugin';
+import type { GatewayConfig } from '../config/schema';
+import { WorkerPolls } from '../worker-link/worker-polls';
 import { MemoryResponseStore } from './memory-store';
 import { limitsOf, type PutOutcome } from './store';
 

@@ -6,9 +6,9 @@
 //   DELETE /v1/responses/{id}               deleteResponse(store, owner, id)
 //   GET    /v1/responses/{id}/input_items   listInputItems(store, owner, id, req.query)
 //   POST   /v1/responses/{id}/cancel        cancelResponse(state, owner, id)
-import { GatewayError } from '../../../contract/errors';
-import { inputItemsPage, parseInputItemsQuery, type InputItemsList } from '../items';
-import type { ResponseObject } from '../types';
+import { GatewayError } from '../contract/errors';
+import { inputItemsPage, parseInputItemsQuery, type InputItemsList } from '../protocols/responses/items';
+import type { ResponseObject } from '../protocols/responses/types';
 import { findResponse, responseNotFound } from './resolve';
 import type { RunningResponses } from './running';
 import { isResponseId, type ResponseStore, type StoredResponse } from './store';

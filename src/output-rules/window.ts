@@ -14,7 +14,7 @@
 //   const w = new OutputWindow(rules, 'content-filter', sink);
 //   w.push('the sec', 'more') → { text: 'the ' }            ("sec" may begin "secret")
 //   w.push('ret plan', 'more') → { text: '', block: match }  (nothing of the match goes out)
-import type { OutputMatch, OutputRules } from '../../contract/plugin';
+import type { OutputMatch, OutputRules } from '../contract/plugin';
 import { RawText } from './raw-text';
 import { TextView } from './view';
 

@@ -6,7 +6,7 @@
 // term split across two of them is still one term; a call's arguments have
 // a key of their own. An event that repeats a part whole carries what the
 // rules released of it, never what the backend sent.
-import type { ProtocolUsage } from '../../protocols/usage';
+import type { ProtocolUsage } from '../protocols/usage';
 import type { OutputText, PartKind } from './text';
 
 export type Loose = Record<string, any>;

@@ -13,8 +13,8 @@
 //
 //   const out = new OutputText(policy, ctx.forwarding);
 //   send(out.push('0:c', delta));  ...  send(out.end('0:c'));   // out.blocked: cut the answer there
-import type { OutputMatch } from '../../contract/plugin';
-import type { OutputPolicy } from '../../pipeline/output-policy';
+import type { OutputMatch } from '../contract/plugin';
+import type { OutputPolicy } from '../pipeline/output-policy';
 import { OutputWindow, type WindowMode, type WindowSink } from './window';
 
 /** What a part's text is: text, reasoning (read by the rules that read it), or JSON (tool arguments: masks go in escaped). */

@@ -13,8 +13,8 @@
 //   void responses.remember(id, owner, requestId);   // a native backend's own id, relayed to owner
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
-import type { GatewayConfig } from '../../../config/schema';
-import type { Services } from '../../../contract/plugin';
+import type { GatewayConfig } from '../config/schema';
+import type { Services } from '../contract/plugin';
 import { ClusterCancelRelay, ClusterResponseStore } from './cluster-responses';
 import { MemoryResponseStore } from './memory-store';
 import { RedisCancelRelay } from './redis-cancel';

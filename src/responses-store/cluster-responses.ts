@@ -3,8 +3,8 @@
 // encoded and checked against the cap here, so one over it never crosses the
 // channel. A primary that does not answer within PRIMARY_TIMEOUT_MS is
 // `store_unavailable` (503), never "absent".
-import type { WorkerLink } from '../../../contract/plugin';
-import { PRIMARY_TIMEOUT_MS } from '../../../worker-link/tick-batcher';
+import type { WorkerLink } from '../contract/plugin';
+import { PRIMARY_TIMEOUT_MS } from '../worker-link/tick-batcher';
 import { CANCEL_CHANNEL, CANCEL_POLL_MS, CANCELS_CHANNEL, STORE_CHANNEL, type StoreOp } from './primary-responses';
 import type { CancelRelay, RunningResponses } from './running';
 import { decodeRecord, encodeRecord, reportPut, storeUnavailable, type EvictionSink, type PutOutcome, type ResponseStore, type StoreLimits, type StoredResponse } from './store';
