@@ -14,6 +14,8 @@
 //   v.append('a \\u00', 0); v.text  → 'a '        (the escape waits)
 //   v.append('62c', 7);     v.text  → 'a bc'      (v.rawAt(2) = 2: "b" began at the backslash)
 
+import { SIMPLE_ESCAPES } from '../text/json-escapes';
+
 /** Filler characters of one run the view keeps before it keeps only new kinds. */
 export const FILLER_RUN = 16;
 
@@ -30,7 +32,6 @@ const BMP = Uint8Array.from({ length: 0x10000 }, (_, code) => (code >= 0xd800 &&
 const pairClass = (high: number, low: number): number => (high === 0xdb40 && low >= 0xdc00 && low <= 0xddef ? INVISIBLE : 0);
 
 const PARTIAL_HEX = /^[0-9a-fA-F]{0,4}$/;
-const SIMPLE: Readonly<Record<string, string>> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 
 export class TextView {
   /** The text as read, from the first character not yet dropped. */
@@ -169,7 +170,7 @@ export class TextView {
 /** A JSON escape's one code unit once `escape` (from its backslash) is complete; undefined while it may still be one; '' when it is none. */
 function decodeEscape(escape: string): string | undefined {
   if (escape.length < 2) return undefined;
-  if (escape[1] !== 'u') return SIMPLE[escape[1]] ?? '';
+  if (escape[1] !== 'u') return SIMPLE_ESCAPES[escape[1]] ?? '';
   const hex = escape.slice(2);
   if (!PARTIAL_HEX.test(hex)) return '';
   return hex.length < 4 ? undefined : String.fromCharCode(parseInt(hex, 16));

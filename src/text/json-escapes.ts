@@ -8,7 +8,8 @@
 //   decodeJsonEscapes('bob\\u0040example.com').text   // 'bob@example.com'
 import type { MappedReading } from './fold-map';
 
-const SIMPLE: Readonly<Record<string, string>> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+/** The one-letter JSON escapes, by the letter after the backslash (also read, delta by delta, by src/output-rules/view.ts). */
+export const SIMPLE_ESCAPES: Readonly<Record<string, string>> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 const HEX4 = /^[0-9a-fA-F]{4}$/;
 
 /**
@@ -35,7 +36,7 @@ export function decodeJsonEscapes(text: string): MappedReading {
     if (next === 'u' && HEX4.test(text.slice(at + 2, at + 6))) {
       decoded = String.fromCharCode(parseInt(text.slice(at + 2, at + 6), 16));
       length = 6;
-    } else if (next !== undefined) decoded = SIMPLE[next];
+    } else if (next !== undefined) decoded = SIMPLE_ESCAPES[next];
     if (decoded === undefined) {
       at = text.indexOf('\\', at + 1);
       continue;
