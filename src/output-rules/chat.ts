@@ -12,16 +12,30 @@ import type { OutputText, PartKind } from './text';
 type Delta = Record<string, unknown>;
 type ToolCallDelta = { index?: unknown; function?: { arguments?: unknown } & Record<string, unknown> } & Record<string, unknown>;
 
-/** The text fields of a delta: the field, its part's key, and its kind. */
-const TEXT_FIELDS: ReadonlyArray<readonly [field: string, key: string, kind: PartKind]> = [
-  ['reasoning_content', 'rc', 'reasoning'], ['reasoning', 'rs', 'reasoning'], ['content', 'c', 'text'], ['refusal', 'r', 'text'],
+/** The text fields of a delta, in the order they are read: the field, its part's key, and its kind. */
+const TEXT_FIELDS: ReadonlyArray<{ field: string; key: string; kind: PartKind }> = [
+  { field: 'reasoning_content', key: 'rc', kind: 'reasoning' }, { field: 'reasoning', key: 'rs', kind: 'reasoning' },
+  { field: 'content', key: 'c', kind: 'text' }, { field: 'refusal', key: 'r', kind: 'text' },
 ];
-const FIELD_OF: Readonly<Record<string, string>> = { rc: 'reasoning_content', rs: 'reasoning', c: 'content', r: 'refusal' };
+const SLOT_OF: Readonly<Record<string, number>> = { rc: 0, rs: 1, c: 2, r: 3 };
+
+/** A delta's text in slot `slot` of TEXT_FIELDS (read by name: one delta's fields are read on every chunk). */
+function textAt(delta: Delta, slot: number): unknown {
+  switch (slot) {
+    case 0: return delta.reasoning_content;
+    case 1: return delta.reasoning;
+    case 2: return delta.content;
+    default: return delta.refusal;
+  }
+}
+
+const hasText = (text: unknown): text is string => typeof text === 'string' && text !== '';
 
 export class ChatOutput {
   /** Per choice, the part it is in ("c", "r", "rc", "rs", or "t<index>" for a tool call), and every part it opened. */
   private readonly current = new Map<number, string>();
   private readonly opened = new Map<number, Set<string>>();
+  private readonly names = new Map<number, Map<string, string>>();
 
   constructor(readonly text: OutputText) {}
 
@@ -36,16 +50,19 @@ export class ChatOutput {
    */
   delta(index: number, delta: Delta, finishing: boolean): Delta {
     const calls = Array.isArray(delta.tool_calls) ? (delta.tool_calls as unknown[]) : undefined;
-    const out = new Parts();
-    let texts = false;
-    for (const [field, key, kind] of TEXT_FIELDS) {
-      const text = delta[field];
-      if (typeof text !== 'string' || text === '') continue;
-      texts = true;
+    let out: Parts | undefined;
+    for (let slot = 0; slot < TEXT_FIELDS.length; slot++) {
+      const text = textAt(delta, slot);
+      if (!hasText(text)) continue;
+      const { key, kind } = TEXT_FIELDS[slot];
+      out ??= new Parts();
       this.moveTo(index, key, out);
-      out.add(field, this.text.push(`${index}:${key}`, text, kind));
+      out.add(slot, this.text.push(this.partName(index, key), text, kind));
     }
-    if (!texts && calls === undefined && !finishing) return delta;
+    if (out === undefined) {
+      if (calls === undefined && !finishing) return delta;
+      out = new Parts();
+    }
     if (calls !== undefined) {
       calls.forEach((raw, position) => {
         if (raw === null || typeof raw !== 'object') return;
@@ -54,14 +71,14 @@ export class ChatOutput {
         this.moveTo(index, `t${k}`, out);
         const args = call.function?.arguments;
         if (typeof args !== 'string' || args === '') return void out.calls.push(call);
-        const released = this.text.push(`${index}:t${k}`, args, 'json');
+        const released = this.text.push(this.partName(index, `t${k}`), args, 'json');
         // A piece of arguments wholly held back goes out later; a call's first delta (its id and name) goes now.
         if (released !== '' || call.id !== undefined || call.function?.name !== undefined) out.calls.push(released === args ? call : { ...call, function: { ...call.function, arguments: released } });
       });
     }
     if (finishing) {
       const at = this.current.get(index);
-      if (at !== undefined) out.release(at, this.text.flush(`${index}:${at}`));
+      if (at !== undefined) out.release(at, this.text.flush(this.partName(index, at)));
     }
     if (out.same(delta, calls)) return delta;
     return out.applyTo(delta);
@@ -72,7 +89,7 @@ export class ChatOutput {
     const out: Array<[number, Delta]> = [];
     for (const [index, parts] of this.opened) {
       const tails = new Parts();
-      for (const part of parts) tails.release(part, this.text.end(`${index}:${part}`));
+      for (const part of parts) tails.release(part, this.text.end(this.partName(index, part)));
       if (!tails.empty) out.push([index, tails.applyTo({})]);
     }
     this.opened.clear();
@@ -80,10 +97,19 @@ export class ChatOutput {
     return out;
   }
 
+  /** The OutputText part of a choice's part ("0:c"), made once: it names a window on every delta. */
+  private partName(index: number, part: string): string {
+    let names = this.names.get(index);
+    if (names === undefined) this.names.set(index, (names = new Map()));
+    let name = names.get(part);
+    if (name === undefined) names.set(part, (name = `${index}:${part}`));
+    return name;
+  }
+
   private moveTo(index: number, part: string, out: Parts): void {
     const at = this.current.get(index);
     if (at === part) return;
-    if (at !== undefined) out.release(at, this.text.flush(`${index}:${at}`));
+    if (at !== undefined) out.release(at, this.text.flush(this.partName(index, at)));
     this.current.set(index, part);
     let parts = this.opened.get(index);
     if (parts === undefined) this.opened.set(index, (parts = new Set()));
@@ -93,33 +119,34 @@ export class ChatOutput {
 
 /** What a delta's texts become: each text field's, and its tool-call pieces in order. */
 class Parts {
-  private readonly fields = new Map<string, string>();
+  /** Each text field's text, by its slot in TEXT_FIELDS (undefined: none). */
+  private readonly texts: Array<string | undefined> = [undefined, undefined, undefined, undefined];
   calls: ToolCallDelta[] = [];
 
   get empty(): boolean {
-    return this.calls.length === 0 && [...this.fields.values()].every((t) => t === '');
+    return this.calls.length === 0 && this.texts.every((t) => !t);
   }
 
-  add(field: string, text: string): void {
-    this.fields.set(field, (this.fields.get(field) ?? '') + text);
+  add(slot: number, text: string): void {
+    this.texts[slot] = (this.texts[slot] ?? '') + text;
   }
 
   /** What part `part` released, in its field (a tool call's: a piece of its arguments). */
   release(part: string, tail: string): void {
     if (tail === '') return;
     if (part[0] === 't') this.calls.push({ index: Number(part.slice(1)), function: { arguments: tail } });
-    else this.add(FIELD_OF[part], tail);
+    else this.add(SLOT_OF[part], tail);
   }
 
   /** Whether the delta goes out as it came. */
   same(delta: Delta, calls: readonly unknown[] | undefined): boolean {
-    for (const [field, text] of this.fields) if (delta[field] !== text) return false;
+    for (let slot = 0; slot < 4; slot++) if (this.texts[slot] !== undefined && textAt(delta, slot) !== this.texts[slot]) return false;
     return calls === undefined ? this.calls.length === 0 : calls.length === this.calls.length && calls.every((c, i) => c === this.calls[i]);
   }
 
   applyTo(delta: Delta): Delta {
     const next: Delta = { ...delta };
-    for (const [field, text] of this.fields) next[field] = text;
+    for (let slot = 0; slot < 4; slot++) if (this.texts[slot] !== undefined) next[TEXT_FIELDS[slot].field] = this.texts[slot];
     if (this.calls.length > 0) next.tool_calls = this.calls;
     else delete next.tool_calls;
     return next;

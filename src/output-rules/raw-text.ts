@@ -10,8 +10,10 @@ export class RawText {
   end = 0;
   /** Absolute position of the first character not yet taken or skipped. */
   sent = 0;
-  private readonly chunks: string[] = [];
-  /** Absolute position of chunks[0]'s first character. */
+  private chunks: string[] = [];
+  /** Index in chunks of the first chunk not wholly gone; those before it wait to be let go in one step. */
+  private head = 0;
+  /** Absolute position of chunks[head]'s first character. */
   private first = 0;
 
   append(text: string): void {
@@ -23,7 +25,8 @@ export class RawText {
   take(until: number): string {
     let out = '';
     let at = this.first;
-    for (const chunk of this.chunks) {
+    for (let i = this.head; i < this.chunks.length; i++) {
+      const chunk = this.chunks[i];
       const next = at + chunk.length;
       if (next > this.sent && at < until) out += chunk.slice(Math.max(0, this.sent - at), Math.min(chunk.length, until - at));
       if (next >= until) break;
@@ -36,14 +39,20 @@ export class RawText {
   /** Drops the text up to `until` unsent. */
   skip(until: number): void {
     if (until > this.sent) this.sent = until;
-    let drop = 0;
-    while (drop < this.chunks.length && this.first + this.chunks[drop].length <= this.sent) this.first += this.chunks[drop++].length;
-    if (drop > 0) this.chunks.splice(0, drop);
+    while (this.head < this.chunks.length && this.first + this.chunks[this.head].length <= this.sent) this.first += this.chunks[this.head++].length;
+    if (this.head === this.chunks.length) {
+      this.chunks = [];
+      this.head = 0;
+    } else if (this.head >= 32 && this.head * 2 >= this.chunks.length) {
+      this.chunks = this.chunks.slice(this.head);
+      this.head = 0;
+    }
   }
 
   /** Drops everything: what comes next starts where this ended. */
   clear(): void {
-    this.chunks.length = 0;
+    this.chunks = [];
+    this.head = 0;
     this.first = this.sent = this.end;
   }
 }

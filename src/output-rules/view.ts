@@ -10,6 +10,10 @@
 //     or to nothing whatever its length, so a model streaming thousands of
 //     zero-width spaces costs the rules a bounded read, not a growing one.
 //
+// Where each character began is kept as stretches (a character's place is
+// its stretch's plus its distance into it), so plain text, where the two
+// agree, costs one stretch however long it is.
+//
 //   const v = new TextView();
 //   v.append('a \\u00', 0); v.text  → 'a '        (the escape waits)
 //   v.append('62c', 7);     v.text  → 'a bc'      (v.rawAt(2) = 2: "b" began at the backslash)
@@ -36,8 +40,14 @@ const PARTIAL_HEX = /^[0-9a-fA-F]{0,4}$/;
 export class TextView {
   /** The text as read, from the first character not yet dropped. */
   text = '';
-  /** Where each character of `text` begins in the text as written (absolute). */
-  private starts: number[] = [];
+  /** Stretches of characters read one after another in the text as written: where each begins in the text read and in the text as written (both absolute). */
+  private stretchAt: number[] = [];
+  private stretchRaw: number[] = [];
+  /** Characters read since the last clear, and of them dropped from the front. */
+  private length = 0;
+  private dropped = 0;
+  /** Where the next character would begin in the text as written to continue the last stretch. */
+  private next = -1;
   /** Where the text as written stops being read: an unfinished escape begins there (absolute). */
   end = 0;
   /** Index in `text` of the last character that is not filler (-1: none). */
@@ -67,7 +77,7 @@ export class TextView {
         const kind = BMP[code];
         if (kind === 0) {
           this.runLength = this.runKinds = 0;
-          this.lastSolid = this.starts.length;
+          this.lastSolid = this.length - this.dropped;
         } else if (this.runLength < FILLER_RUN || (this.runKinds & kind) === 0) {
           this.runLength++;
           this.runKinds |= kind;
@@ -76,7 +86,7 @@ export class TextView {
           plain = i + 1;
           continue;
         }
-        this.starts.push(at + i);
+        this.mark(at + i);
         continue;
       }
       if (plain < i) added += raw.slice(plain, i);
@@ -113,21 +123,32 @@ export class TextView {
 
   /** Where the character at `index` begins in the text as written; past the end, where reading stopped. */
   rawAt(index: number): number {
-    return index < this.starts.length ? this.starts[index] : this.end;
+    const at = index + this.dropped;
+    if (at >= this.length) return this.end;
+    const k = this.stretchOf(at);
+    return this.stretchRaw[k] + at - this.stretchAt[k];
   }
 
   /** Forgets the first `count` characters. */
   drop(count: number): void {
     if (count <= 0) return;
     this.text = this.text.slice(count);
-    this.starts = this.starts.slice(count);
+    this.dropped += count;
     this.lastSolid -= count;
+    const k = this.stretchOf(this.dropped);
+    if (k > 0) {
+      this.stretchAt.splice(0, k);
+      this.stretchRaw.splice(0, k);
+    }
   }
 
   /** Forgets everything read (the escape and run state too). */
   clear(at: number): void {
     this.text = '';
-    this.starts = [];
+    this.stretchAt = [];
+    this.stretchRaw = [];
+    this.length = this.dropped = 0;
+    this.next = -1;
     this.escape = this.high = '';
     this.runLength = this.runKinds = 0;
     this.lastSolid = -1;
@@ -155,15 +176,37 @@ export class TextView {
   private keep(c: string, at: number, kind: number): string {
     if (kind === 0) {
       this.runLength = this.runKinds = 0;
-      this.lastSolid = this.starts.length;
+      this.lastSolid = this.length - this.dropped;
     } else {
       if (this.runLength >= FILLER_RUN && (this.runKinds & kind) !== 0) return '';
       this.runLength++;
       this.runKinds |= kind;
     }
-    this.starts.push(at);
-    if (c.length === 2) this.starts.push(at);
+    this.mark(at);
+    if (c.length === 2) this.mark(at);
     return c;
+  }
+
+  /** One more character read, begun at `at` in the text as written. */
+  private mark(at: number): void {
+    if (at !== this.next) {
+      this.stretchAt.push(this.length);
+      this.stretchRaw.push(at);
+    }
+    this.length++;
+    this.next = at + 1;
+  }
+
+  /** The stretch that holds the character read at absolute index `at`. */
+  private stretchOf(at: number): number {
+    let low = 0;
+    let high = this.stretchAt.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if (this.stretchAt[mid] <= at) low = mid;
+      else high = mid - 1;
+    }
+    return low;
   }
 }
 

@@ -9,7 +9,7 @@ function read(pieces: string[]): { text: string; starts: number[] } {
   let at = 0;
   for (const p of pieces) { v.append(p, at); at += p.length; }
   v.finish(at);
-  return { text: v.text, starts: Array.from(v.text, (_, i) => v.rawAt(i)) };
+  return { text: v.text, starts: Array.from({ length: v.text.length }, (_, i) => v.rawAt(i)) };
 }
 
 /** Every way to cut `raw` in two. */
@@ -50,5 +50,27 @@ describe('the text the output rules read', () => {
     for (let i = 0; i < 1000; i++) { v.append('\u200b'.repeat(100), at); at += 100; }
     expect(v.text.length).toBe(5 + FILLER_RUN);
     expect(v.rawAt(v.text.length)).toBe(at);
+  });
+
+  it('keeps each place through drops, escapes, pairs and dropped filler', () => {
+    const pieces = ['ab\\u0063', '\\u00', '64 \\ud83d\\ude00', '\u{1F600}', 'x', '\u200b'.repeat(40), 'yz \\n', 'e'];
+    const v = new TextView();
+    const places: number[] = [];
+    let dropped = 0;
+    let at = 0;
+    for (const [i, p] of pieces.entries()) {
+      v.append(p, at);
+      at += p.length;
+      for (let k = places.length - dropped; k < v.text.length; k++) places.push(v.rawAt(k));
+      // Every place read before a drop is the same after it, shifted by what was dropped.
+      for (let k = 0; k < v.text.length; k++) expect(v.rawAt(k)).toBe(places[k + dropped]);
+      const count = i % 3;
+      v.drop(count);
+      dropped += count;
+    }
+    // A surrogate pair as written begins where its high half does; the character after it where it does.
+    const { text, starts } = read(['a\u{1F600}b']);
+    expect(text).toBe('a\u{1F600}b');
+    expect(starts).toEqual([0, 1, 1, 3]);
   });
 });
