@@ -31,7 +31,7 @@ module.exports = {
     // src/request/ (the request view's helpers); the services beneath the pipeline
     // (auth, routing, fleet, tracing, admission, pricing, spend, metrics, redis);
     // src/pipeline/; src/protocols/; src/proxy/; then the API (src/api/, and
-    // src/passthrough/ on top of it); the key store (nothing of the request path)
+    // its pass-through routes, src/api/passthrough/, on top of it); the key store (nothing of the request path)
     // under the admin listener (the API's body reader, no forwarding); then the
     // process around it all (cluster, runtime, app, gateway, server, cli), which
     // has no rule: nothing is above it.
@@ -59,48 +59,48 @@ module.exports = {
       name: 'services-under-the-pipeline', severity: 'error',
       comment: 'Auth, routing, fleets, tracing, admission, pricing, spend, the metrics listener and Redis know the contract, not the pipeline that runs it nor anything above.',
       from: { path: '^src/(auth|routing|fleet|tracing|admission|pricing|spend|metrics|redis)/' },
-      to: { path: '^src/(api|proxy|protocols|output-rules|responses-store|passthrough|admin|cli|cluster|keys|app|gateway|server|runtime|reload|pipeline/(context|runner|pipeline|registry|hook-check))' },
+      to: { path: '^src/(api|proxy|protocols|output-rules|responses-store|admin|cli|cluster|keys|app|gateway|server|runtime|reload|pipeline/(context|runner|pipeline|registry|hook-check))' },
     },
     {
       name: 'pipeline-under-the-protocols', severity: 'error',
       comment: 'The pipeline runs plugins on the request view: it knows no protocol, no forwarding, no endpoint.',
-      from: { path: '^src/pipeline/' }, to: { path: '^src/(api|proxy|protocols|output-rules|responses-store|passthrough|admin|cli|cluster|keys|app|gateway|server|runtime|reload)' },
+      from: { path: '^src/pipeline/' }, to: { path: '^src/(api|proxy|protocols|output-rules|responses-store|admin|cli|cluster|keys|app|gateway|server|runtime|reload)' },
     },
     {
       name: 'protocols-under-the-proxy', severity: 'error',
       comment: 'A protocol translates and reads: pure functions beneath the forwarding that uses them.',
-      from: { path: '^src/protocols/' }, to: { path: '^src/(api|proxy|output-rules|responses-store|passthrough|admin|cli|app|gateway|server|runtime|reload)' },
+      from: { path: '^src/protocols/' }, to: { path: '^src/(api|proxy|output-rules|responses-store|admin|cli|app|gateway|server|runtime|reload)' },
     },
     {
       name: 'stores-and-rules-under-the-proxy', severity: 'error',
       comment: 'The Responses API\'s store and the output rules use the protocols\' types and readers; nothing of the forwarding that uses them.',
-      from: { path: '^src/(responses-store|output-rules)/' }, to: { path: '^src/(api|proxy|passthrough|admin|cli|cluster|keys|app|gateway|server|runtime|reload)' },
+      from: { path: '^src/(responses-store|output-rules)/' }, to: { path: '^src/(api|proxy|admin|cli|cluster|keys|app|gateway|server|runtime|reload)' },
     },
     {
       name: 'proxy-under-the-api', severity: 'error',
       comment: 'Forwarding knows nothing of the endpoints that call it.',
-      from: { path: '^src/proxy/' }, to: { path: '^src/(api|passthrough|admin|cli|app|gateway|server|runtime|reload)' },
+      from: { path: '^src/proxy/' }, to: { path: '^src/(api|admin|cli|app|gateway|server|runtime|reload)' },
     },
     {
       name: 'api-under-the-process', severity: 'error',
-      comment: 'The API knows the runtime a request carries, not the pass-through routes built on it, the admin listener, the key store, the workers or the process.',
-      from: { path: '^src/api/' }, to: { path: '^src/(passthrough|admin|cli|cluster|keys|app|gateway|server|reload)' },
+      comment: 'The API (its pass-through routes too) knows the runtime a request carries, not the admin listener, the key store, the workers or the process.',
+      from: { path: '^src/api/' }, to: { path: '^src/(admin|cli|cluster|keys|app|gateway|server|reload)' },
     },
     {
-      name: 'passthrough-under-the-process', severity: 'error',
-      comment: 'Pass-through routes reuse the API\'s body reader and the proxy\'s pool; they know nothing of the admin listener, the key store, the workers or the process.',
-      from: { path: '^src/passthrough/' }, to: { path: '^src/(admin|cli|cluster|keys|app|gateway|server|runtime|reload)' },
+      name: 'passthrough-on-top-of-the-api', severity: 'error',
+      comment: 'The client APIs know nothing of the pass-through routes built on them (which reuse the API\'s body reader and the proxy\'s pool), nor of the runtime.',
+      from: { path: '^src/api/', pathNot: '^src/api/passthrough/' }, to: { path: '^src/(api/passthrough/|runtime)' },
     },
     {
       name: 'keys-under-the-admin', severity: 'error',
       comment: 'The key store (a file, Redis, the primary\'s copy) knows keys, storage and the contract: nothing of the request path above the services, the admin listener that edits it, or the process.',
       from: { path: '^src/keys/' },
-      to: { path: '^src/(api|proxy|protocols|output-rules|responses-store|passthrough|admin|cli|cluster|app|gateway|server|runtime|reload|pipeline/(context|runner|pipeline|registry|hook-check))' },
+      to: { path: '^src/(api|proxy|protocols|output-rules|responses-store|admin|cli|cluster|app|gateway|server|runtime|reload|pipeline/(context|runner|pipeline|registry|hook-check))' },
     },
     {
       name: 'admin-under-the-process', severity: 'error',
       comment: 'The admin listener uses the API\'s body reader and error middleware, the key store and the spend records; it forwards nothing and knows nothing of the workers or the process that starts it.',
-      from: { path: '^src/admin/' }, to: { path: '^src/(proxy|protocols|output-rules|responses-store|passthrough|cli|cluster|app|gateway|server|runtime|reload)' },
+      from: { path: '^src/admin/' }, to: { path: '^src/(proxy|protocols|output-rules|responses-store|cli|cluster|app|gateway|server|runtime|reload)' },
     },
   ],
   options: {

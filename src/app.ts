@@ -18,7 +18,7 @@ import { cancelRunningResponse, removeResponse, responseInputItems, responses, r
 import { errorMiddleware, lastResort } from './api/errors';
 import { sendJson } from './plumbing/send-json';
 import { logAccess } from './api/access-log';
-import { passThrough } from './passthrough/admit';
+import { passThrough } from './api/passthrough/admit';
 import { requestCost } from './pricing/request-cost';
 
 export interface GatewayState {

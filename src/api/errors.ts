@@ -38,10 +38,7 @@ export function errorMiddleware(logger: Logger) {
     if (error.reason === 'internal_error') {
       logger.error({ requestId, err: (err as Error)?.message, stack: (err as Error)?.stack }, 'unhandled error');
     }
-    if (ctx) {
-      ctx.error = error;
-      ctx.forwarding.settled = true;
-    }
+    ctx?.failWith(error);
     if (error.reason === 'client_closed' || ctx?.closed) return;
     if (res.headersSent) return void res.destroy();
     if (ctx) runHeadHooks((req as ApiRequest).runtime.pipeline, ctx, { status: error.status, stream: false }, logger);

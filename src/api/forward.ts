@@ -40,7 +40,7 @@ export class FallbackChain implements Fallbacks {
     this.failoverOn = route.failoverOn;
     // Continuing a cut stream is a chat completion's: another protocol's stream ends with its own failure events.
     this.continues = route.continueOnFailure && ctx.stream && ctx.protocol === 'chat' && ctx.chat !== undefined && (ctx.chat.model_params.n ?? 1) === 1;
-    if (this.continues) ctx.forwarding.relayedText = '';
+    if (this.continues) ctx.forwarding.keepsText = true;
   }
 
   /** Nothing reached the client yet: the next fallback answers instead. The answer names it, and its usage is charged to it. */
@@ -84,7 +84,7 @@ export class FallbackChain implements Fallbacks {
   continueStream(err: unknown): boolean {
     const { ctx } = this;
     const f = ctx.forwarding;
-    const prefix = f.relayedText;
+    const prefix = f.keepsText ? f.stream?.relayedText : undefined;
     const mayContinue = this.continues;
     this.continues = false;
     const left = mayContinue ? this.options() : [];
@@ -92,7 +92,7 @@ export class FallbackChain implements Fallbacks {
     if (i < 0) return false;
     const next = this.take(left, i);
     const id = left[i].id;
-    f.relayedText = undefined;
+    f.keepsText = false;
     f.continuation = { prefixTokens: estimateTokens(prefix!.length), cause: err, charsAtStart: f.streamedChars };
     ctx.trace?.fallback('continuation', id, ctx.model, err, f.continuation.prefixTokens);
     const upstream = this.runtime.upstreams.get(next.upstream)!;

@@ -14,6 +14,7 @@
 //   const out = new OutputText(policy, ctx.forwarding);
 //   send(out.push('0:c', delta));  ...  send(out.end('0:c'));   // out.blocked: cut the answer there
 import type { OutputMatch } from '../contract/plugin';
+import type { Forwarding } from '../pipeline/context';
 import type { OutputPolicy } from '../pipeline/output-policy';
 import { OutputWindow, type WindowMode, type WindowSink } from './window';
 
@@ -21,7 +22,7 @@ import { OutputWindow, type WindowMode, type WindowSink } from './window';
 export type PartKind = 'text' | 'reasoning' | 'json';
 
 /** Where the request notes what the rules did (its forwarding state, read by the access log). */
-interface FilteredNote { filtered?: 'mask' | 'block' }
+type FilteredNote = Pick<Forwarding, 'filtered'>;
 
 export class OutputText implements WindowSink {
   /** The match that ended the answer, once one did. */

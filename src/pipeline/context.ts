@@ -7,7 +7,6 @@ import type { Endpoint, Version } from '../config/schema';
 import { GatewayError } from '../contract/errors';
 import type { Outcome, RequestContext, Timings, Usage } from '../contract/plugin';
 import type { ChatRequest, ClientProtocol, ImageRequest, Principal, Route } from '../contract/types';
-import { estimateUsage } from '../request/usage';
 import { outputCapOf, withOutputCap } from '../request/output-cap';
 import type { RequestTrace } from '../tracing/request-trace';
 import type { OutputPolicy } from './output-policy';
@@ -67,7 +66,7 @@ export interface RequestSource {
  * request, a third of the gateway's CPU spent in the collector).
  */
 export class Forwarding {
-  /** Set by the proxy: the backend call in flight (or the last one). */
+  /** The backend call in flight (or the last one): each attempt, forwarded or passed through, registers itself with `track`. */
   call?: CallInFlight;
   /** Set by the proxy once an event stream has started. */
   streaming = false;
@@ -78,7 +77,7 @@ export class Forwarding {
   /** Attempts at backends so far, and the endpoint of the last one (for the access log). */
   attempts = 0;
   endpoint?: string;
-  /** True once the response's fate is decided (sent, or failed once). */
+  /** True once the response's fate is decided (sent, or failed once): set by `settle`, or by the context's `failWith`. */
   settled = false;
   /** The stream's head announced the cost trailer (a priced request whose client asked for trailers). */
   costTrailer = false;
@@ -86,8 +85,8 @@ export class Forwarding {
   fail: (err: unknown) => void = nothing;
   /** Set by the router when the route has fallback models. */
   fallbacks?: Fallbacks;
-  /** The assistant text relayed so far: kept only when the route may continue a cut stream (one choice, text only). */
-  relayedText?: string;
+  /** Set by the fallbacks when the route may continue a cut stream: the transformer keeps the text it relays (stream.relayedText). */
+  keepsText = false;
   /** The client's stream id and created, as the transformer first sent them. */
   streamId?: string;
   streamCreated = 0;
@@ -100,7 +99,19 @@ export class Forwarding {
   /** The output rules the request's plugins gave its answer; undefined when none did (nothing is checked). */
   output?: OutputPolicy;
   /** The stream being relayed, set by the call: how a failure after the head ends it in the client's protocol. */
-  stream?: { failure?(err: GatewayError): string; readonly lastSequence?: number; partial?(): { response?: object; output?: readonly object[] } };
+  stream?: { failure?(err: GatewayError): string; readonly lastSequence?: number; partial?(): { response?: object; output?: readonly object[] }; readonly relayedText?: string };
+
+  /** A backend call starts: the one the request ends early if it must. */
+  track(call: CallInFlight): void {
+    this.call = call;
+  }
+
+  /** Decides the response's fate: false when it already was. */
+  settle(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    return true;
+  }
 }
 
 export class Context implements RequestContext {
@@ -145,6 +156,12 @@ export class Context implements RequestContext {
     (req as { sluice?: Context }).sluice = this;
   }
 
+  /** The request failed with `error`, and its response's fate is decided (the error middleware, a failure mid-stream). */
+  failWith(error: GatewayError): void {
+    this.error = error;
+    this.forwarding.settled = true;
+  }
+
   setHeader(name: string, value: string): void {
     if (!this.res.headersSent) this.res.setHeader(name, value);
   }
@@ -184,8 +201,6 @@ export class Context implements RequestContext {
       f.call?.abandon();
       if (this.error === undefined || f.streaming) this.error = new GatewayError('client_closed', 'The client closed the connection.');
     }
-    // A stream cut short (client gone, backend broke off) still cost tokens: charge an estimate.
-    if (f.streaming && this.usage === undefined) this.usage = estimateUsage(this, f.streamedChars);
     const status = this.error === undefined ? this.res.statusCode : this.error.status;
     return { status, reason: this.error?.reason ?? null, aborted, durationMs: this.elapsed() };
   }

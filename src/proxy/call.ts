@@ -93,6 +93,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
   abandon(): void {
     // After [DONE] the answer was whole; otherwise the gateway gave up, which says nothing of the backend.
     this.report(this.relay?.done ? 'ok' : 'neutral');
+    this.relay?.abandoned();
     this.finished = true;
     clearTimeout(this.timer);
     if (this.controller && !this.controller.aborted) this.controller.abort(new Abandoned('abandoned'));

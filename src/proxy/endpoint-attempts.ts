@@ -89,7 +89,7 @@ export class Fleet {
     ctx.forwarding.endpoint = member.shown;
     const span = ctx.trace === undefined ? undefined : this.span(ctx, b, tries);
     const call = new UpstreamCall(ctx, p.call, p.pipeline, p.reply, new FleetAttempt(this, ctx, path, body, b, tries, fresh, budgeted, span), tries.format);
-    ctx.forwarding.call = call;
+    ctx.forwarding.track(call);
     const headers = withPassed({ ...p.headers, 'content-type': 'application/json', accept: ctx.stream ? 'text/event-stream' : 'application/json', 'x-request-id': ctx.id }, ctx, tries.format);
     span?.inject(headers);
     (fresh ? this.freshConnection(b) : b.pool).dispatch({ path: b.base + path, method: 'POST', headers, body }, call);

@@ -38,15 +38,14 @@ export interface Reply {
   startStream(ctx: Context): void;
   /** A stream's end, with its last events: after [DONE], or when the backend closes after it. */
   endStream(ctx: Context, tail?: string): void;
-  /** Ends the request with an error, however far it got. */
-  fail(ctx: Context, err: unknown): void;
+  /** Ends the request with an error, however far it got; `last`: no fallback may take it over (the total deadline passed). */
+  fail(ctx: Context, err: unknown, last?: boolean): void;
 }
 
 export function createReply(pipeline: Pipeline, logger: Logger, prices: PriceList): Reply {
   return {
     json(ctx, body) {
-      if (ctx.forwarding.settled) return;
-      ctx.forwarding.settled = true;
+      if (!ctx.forwarding.settle()) return;
       if (!prices.empty) {
         const cost = costOf(prices, ctx);
         if (cost !== undefined) ctx.res.setHeader(COST_HEADER, cost);
@@ -64,24 +63,23 @@ export function createReply(pipeline: Pipeline, logger: Logger, prices: PriceLis
       ctx.forwarding.streaming = true;
     },
     endStream(ctx, tail) {
-      if (ctx.forwarding.settled) return;
-      ctx.forwarding.settled = true;
+      if (!ctx.forwarding.settle()) return;
       if (ctx.forwarding.costTrailer && ctx.usage !== undefined) {
         const cost = costOf(prices, ctx);
         if (cost !== undefined) ctx.res.addTrailers({ [COST_HEADER]: cost });
       }
       ctx.res.end(tail);
     },
-    fail(ctx, err) {
+    fail(ctx, err, last = false) {
       const f = ctx.forwarding;
       if (f.settled) return;
       // Nothing has reached the client yet: a fallback model may still answer.
-      if (!ctx.res.headersSent && f.fallbacks?.tryNext(err)) return;
+      if (!last && !ctx.res.headersSent && f.fallbacks?.tryNext(err)) return;
       // Cut after content was sent: a fallback may continue it, once.
-      if (f.streaming && f.fallbacks?.continueStream(err)) return;
+      if (!last && f.streaming && f.fallbacks?.continueStream(err)) return;
       // A continuation that added nothing: the client hears of the original failure, not the fallback's.
       if (f.continuation !== undefined && f.streamedChars === f.continuation.charsAtStart) err = f.continuation.cause;
-      f.settled = true;
+      f.settle();
       const d = isGatewayError(err) ? err.details : undefined;
       if (d?.upstream !== undefined && logger.isLevelEnabled('debug')) {
         logger.debug({ requestId: ctx.id, upstream: d.upstream, kind: d.kind, phase: d.phase, code: d.code, elapsedMs: Math.round(ctx.elapsed()) }, 'upstream attempt failed');
@@ -90,7 +88,7 @@ export function createReply(pipeline: Pipeline, logger: Logger, prices: PriceLis
       const res = ctx.res;
       if (!res.headersSent) return ctx.forwarding.fail(err);
       const error = isGatewayError(err) ? err : new GatewayError('internal_error', 'The gateway failed while sending the response.');
-      ctx.error = error;
+      ctx.failWith(error);
       if (!ctx.forwarding.streaming) return void res.destroy();
       // A truncated stream ends with one error event and no [DONE] (in another protocol, its own failure events).
       const failure = ctx.forwarding.stream?.failure;

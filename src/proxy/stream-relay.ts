@@ -2,11 +2,14 @@
 // complete event goes out in the same tick it arrived, through the format's
 // transformer and the plugins' onEvent hooks, with the client's backpressure
 // pausing the backend. Events that share a chunk with a failure still go out
-// before the error event.
+// before the error event. The relay is the one place a stream's usage is
+// recorded on the request: what its transformer says the answer cost, or,
+// for a stream cut short, an estimate of what was relayed.
 import { StringDecoder } from 'node:string_decoder';
 import type { Context } from '../pipeline/context';
 import type { Pipeline } from '../pipeline/pipeline';
 import { runEventHooks, runStreamEndHooks } from '../pipeline/runner';
+import { estimateUsage } from '../request/usage';
 import type { Emit, StreamTransformer } from './formats/format';
 import { SseParser } from './sse';
 import { badAnswer } from './status';
@@ -78,6 +81,7 @@ export class StreamRelay {
   /** The backend closed without [DONE]: ends the client's stream as a success if the answer was complete. */
   finishIfComplete(): boolean {
     if (!this.transformer.finishIfComplete(this.emit)) return false;
+    this.recordUsage();
     const batch = this.batch;
     this.batch = '';
     this.sendHead();
@@ -104,6 +108,22 @@ export class StreamRelay {
     res.once('close', () => clearInterval(this.pinger));
   }
 
+  /** What the transformer says the answer cost, once it says. */
+  private recordUsage(): void {
+    const usage = this.transformer.usage;
+    if (usage !== undefined) this.ctx.usage = usage;
+  }
+
+  /**
+   * The call is given up (the client left, the backend failed, a retry): a
+   * stream that reached the client still cost tokens, so one that ended
+   * without its usage is charged an estimate of what was relayed.
+   */
+  abandoned(): void {
+    const { ctx } = this;
+    if (ctx.forwarding.streaming && ctx.usage === undefined) ctx.usage = estimateUsage(ctx, ctx.forwarding.streamedChars);
+  }
+
   /** One chunk from the backend. Returns true once [DONE] has ended the client's stream. */
   push(chunk: Buffer): boolean {
     const { ctx } = this;
@@ -119,6 +139,7 @@ export class StreamRelay {
       failure = undefined;
       this.transformer.endCut!(this.emit);
     }
+    this.recordUsage();
     const res = ctx.res;
     if (this.batch !== '') {
       if (ctx.timings.firstEvent === undefined) {

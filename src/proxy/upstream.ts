@@ -98,8 +98,7 @@ export function createUpstream(name: string, config: UpstreamConfig & UpstreamSe
     const f = ctx.forwarding;
     f.deadline = true;
     const timer = setTimeout(() => {
-      f.fallbacks = undefined;
-      reply.fail(ctx, upstreamTimeout(name, f.streaming ? 'stream' : 'head'));
+      reply.fail(ctx, upstreamTimeout(name, f.streaming ? 'stream' : 'head'), true);
     }, Math.max(0, totalMs - ctx.elapsed()));
     ctx.res.once('close', () => clearTimeout(timer));
   };

@@ -7,6 +7,7 @@ import { errorType, type GatewayError } from '../../contract/errors';
 import type { ProtocolUsage } from '../../protocols/usage';
 import type { Emit, StreamTransformer } from '../formats/format';
 import { estimateUsage } from '../../request/usage';
+import type { Usage } from '../../contract/plugin';
 import { coreUsage, isRecord, readEvent } from '../exchange';
 import { frames, type ProtocolEvent } from './through-chat';
 import { OutputText } from '../../output-rules/text';
@@ -47,6 +48,8 @@ export interface Names {
 export class NativeRelay implements StreamTransformer {
   done = false;
   lastSequence?: number;
+  /** What the answer cost as far as this transformer knows (see StreamTransformer.usage); the relay records it. */
+  usage?: Usage;
   /** A rule cut the answer: the rest of the backend's stream is read only for its usage. */
   cutting = false;
   private readonly observer: NativeObserver;
@@ -87,7 +90,7 @@ export class NativeRelay implements StreamTransformer {
     const usage = this.usageAfterCut ?? { input_tokens: seen?.input_tokens ?? estimate.prompt_tokens, output_tokens: Math.max(seen?.output_tokens ?? 0, estimate.completion_tokens) };
     for (const e of this.output!.cut(usage)) this.send(e, undefined, emit);
     this.finish();
-    this.ctx.usage = { ...coreUsage(usage), estimated: this.usageAfterCut === undefined };
+    this.usage = { ...coreUsage(usage), estimated: this.usageAfterCut === undefined };
   }
 
   private send(event: Record<string, unknown>, data: string | undefined, emit: Emit): void {
@@ -111,7 +114,7 @@ export class NativeRelay implements StreamTransformer {
     if (this.done) return;
     this.done = true;
     const usage = this.observer.usage;
-    this.ctx.usage = usage !== undefined ? coreUsage(usage) : estimateUsage(this.ctx, this.ctx.forwarding.streamedChars);
+    this.usage = usage !== undefined ? coreUsage(usage) : estimateUsage(this.ctx, this.ctx.forwarding.streamedChars);
     this.completed?.(this.observer);
   }
 }

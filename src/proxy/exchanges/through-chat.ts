@@ -10,6 +10,7 @@ import type { ProtocolUsage } from '../../protocols/usage';
 import type { Emit, StreamTransformer } from '../formats/format';
 import { badAnswer } from '../status';
 import { estimateUsage, publicUsage } from '../../request/usage';
+import type { Usage } from '../../contract/plugin';
 import { coreUsage, isRecord, readEvent } from '../exchange';
 import { chatOutputOf } from '../../output-rules/answers';
 import type { ChatOutput } from '../../output-rules/chat';
@@ -48,6 +49,8 @@ function deltaChars(delta: Record<string, unknown>): number {
 export class ThroughChat implements StreamTransformer {
   done = false;
   lastSequence?: number;
+  /** What the answer cost as far as this transformer knows (see StreamTransformer.usage); the relay records it. */
+  usage?: Usage;
   /** The backend said why the first choice ended: a close without [DONE] after it is a complete answer. */
   private finished = false;
   /** A rule cut the answer: the rest of the backend's stream is read only for its usage. */
@@ -102,7 +105,7 @@ export class ThroughChat implements StreamTransformer {
     const estimate = this.translator.usage === undefined ? estimateUsage(this.ctx, this.ctx.forwarding.streamedChars) : undefined;
     if (estimate !== undefined) this.send(this.translator.push({ choices: [], usage: publicUsage(estimate) }), emit);
     this.end(emit);
-    if (estimate !== undefined) this.ctx.usage = estimate;
+    if (estimate !== undefined) this.usage = estimate;
   }
 
   /** After a cut, a usage the backend reports in the same read still reaches the translation (and the charge). */
@@ -139,7 +142,7 @@ export class ThroughChat implements StreamTransformer {
     this.send(this.translator.end(), emit);
     this.done = true;
     const usage = this.translator.usage;
-    this.ctx.usage = usage !== undefined ? coreUsage(usage) : estimateUsage(this.ctx, this.ctx.forwarding.streamedChars);
+    this.usage = usage !== undefined ? coreUsage(usage) : estimateUsage(this.ctx, this.ctx.forwarding.streamedChars);
     this.completed?.();
   }
 

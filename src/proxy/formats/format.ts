@@ -41,6 +41,13 @@ export interface StreamTransformer {
    * called by the relay once the backend's chunk that held the cut is read.
    */
   endCut?(emit: Emit): void;
+  /**
+   * What the answer cost as far as the transformer knows: the backend's
+   * report once one came, and once the transformer ended the stream (its end
+   * or a cut) what it sent the client, estimated when the backend reported
+   * none; undefined before. Only the relay records it on the request.
+   */
+  readonly usage?: Usage;
 }
 
 /** A JSON answer as the client gets it, and the tokens it cost (reported, else estimated; undefined: not usage, as a token count). */

@@ -5,6 +5,7 @@
 import type { Context } from '../../pipeline/context';
 import { badAnswer } from '../status';
 import { estimateUsage, publicUsage, readUsage } from '../../request/usage';
+import type { Usage } from '../../contract/plugin';
 import { toUnixSeconds, type Format, type JsonAnswer, type StreamTransformer } from './format';
 import { chatOutputOf, checkChatAnswer } from '../../output-rules/answers';
 import type { ChatOutput } from '../../output-rules/chat';
@@ -43,6 +44,8 @@ function respondJson(ctx: Context, text: string, upstream: string): JsonAnswer {
 
 class NativeStream implements StreamTransformer {
   done = false;
+  /** What the answer cost as far as this transformer knows (see StreamTransformer.usage); the relay records it. */
+  usage?: Usage;
   /** A rule cut the answer: the rest of the backend's stream is read only for its usage. */
   cutting = false;
   private readonly started = new Set<number>();
@@ -61,7 +64,7 @@ class NativeStream implements StreamTransformer {
       const tails = this.output?.endAll() ?? [];
       if (tails.length > 0) emit(this.chunk(tails.map(([index, delta]) => ({ index, delta, finish_reason: null }))));
       this.done = true;
-      this.ctx.usage ??= estimateUsage(this.ctx, this.ctx.forwarding.streamedChars);
+      this.usage ??= estimateUsage(this.ctx, this.ctx.forwarding.streamedChars);
       emit(data);
       return;
     }
@@ -75,7 +78,7 @@ class NativeStream implements StreamTransformer {
     // The gateway writes the stream's one error event, so the client sees exactly one.
     if (chunk?.error) throw badAnswer(this.upstream, 'the backend reported an error mid-stream', true);
     const usage = readUsage(chunk?.usage);
-    if (usage) this.ctx.usage = usage;
+    if (usage) this.usage = usage;
     if (this.cutting) return;
     this.id ??= chunk?.id;
     this.created ??= chunk?.created;
@@ -105,9 +108,9 @@ class NativeStream implements StreamTransformer {
 
   /** Ends an answer a rule cut: a last chunk whose choices end with content_filter, with the usage, then [DONE]. */
   endCut(emit: (payload: string) => void): void {
-    this.ctx.usage ??= estimateUsage(this.ctx, this.ctx.forwarding.streamedChars);
+    this.usage ??= estimateUsage(this.ctx, this.ctx.forwarding.streamedChars);
     const indexes = [...this.started].filter((index) => !this.finished.has(index));
-    emit(this.chunk((indexes.length > 0 ? indexes : [0]).map((index) => ({ index, delta: {}, finish_reason: 'content_filter' })), publicUsage(this.ctx.usage)));
+    emit(this.chunk((indexes.length > 0 ? indexes : [0]).map((index) => ({ index, delta: {}, finish_reason: 'content_filter' })), publicUsage(this.usage)));
     this.done = true;
     emit('[DONE]');
   }

@@ -99,6 +99,8 @@ const usageFor = (raw: unknown, usage: Usage) => (usage.estimated ? publicUsage(
 
 class OpenAIStream implements StreamTransformer {
   done = false;
+  /** What the answer cost as far as this transformer knows (see StreamTransformer.usage); the relay records it. */
+  usage?: Usage;
   private id?: string;
   private created = 0;
   /** The backend's chunk-level fields beyond the interface's (system_fingerprint, service_tier), kept for the last chunk. */
@@ -110,9 +112,12 @@ class OpenAIStream implements StreamTransformer {
   private readonly output?: ChatOutput;
   /** A rule cut the answer: the rest of the backend's stream is read only for its usage. */
   cutting = false;
+  /** The assistant text relayed so far, kept when the route may continue a cut stream (one choice, text only). */
+  relayedText?: string;
 
   constructor(private readonly ctx: Context, private readonly upstream: string) {
     this.output = chatOutputOf(ctx);
+    if (ctx.forwarding.keepsText) this.relayedText = '';
     // Continuing a cut stream on a fallback: the client's id and created stay, and no second role delta.
     if (ctx.forwarding.continuation !== undefined) {
       this.id = ctx.forwarding.streamId;
@@ -153,7 +158,7 @@ class OpenAIStream implements StreamTransformer {
     const { id: _id, object: _object, created: _created, model: _model, choices, usage: rawUsage, ...extras } = chunk;
     const usage = withPrefix(readUsage(rawUsage), this.ctx.forwarding.continuation?.prefixTokens);
     if (usage) {
-      this.ctx.usage = usage;
+      this.usage = usage;
       this.rawUsage = rawUsage;
     }
     if (this.cutting) return;
@@ -168,7 +173,7 @@ class OpenAIStream implements StreamTransformer {
       if (delta.role !== undefined && this.ctx.forwarding.continuation !== undefined) delta = withoutRole(delta);
       this.ctx.forwarding.streamedChars += messageChars(delta);
       if (this.output !== undefined) delta = this.output.delta(index, delta, typeof c.finish_reason === 'string');
-      if (this.ctx.forwarding.relayedText !== undefined) keepText(this.ctx, index, delta);
+      if (this.relayedText !== undefined) this.keepText(index, delta);
       const first = !this.started.has(index);
       // A rule cut this choice: it ends as the filter ended it, whatever the backend said.
       const cut = this.output?.blocked === true;
@@ -182,6 +187,12 @@ class OpenAIStream implements StreamTransformer {
     }
     if (out.length > 0) emit(this.chunk(out));
     if (this.output?.blocked) this.cutting = true;
+  }
+
+  /** The text a continuation would carry on from: one choice's content; a tool call or a second choice rules it out. */
+  private keepText(index: number, delta: Record<string, unknown>): void {
+    if (index !== 0 || delta.tool_calls !== undefined || delta.function_call !== undefined) this.relayedText = undefined;
+    else if (typeof delta.content === 'string') this.relayedText += delta.content;
   }
 
   /** Ends an answer a rule cut: every choice not yet finished ends with content_filter, then the last chunk (usage) and [DONE]. */
@@ -206,10 +217,10 @@ class OpenAIStream implements StreamTransformer {
   private lastChunk(): string {
     this.id ??= newId('chatcmpl');
     this.created ||= toUnixSeconds(undefined);
-    this.ctx.usage ??= estimateUsage(this.ctx, this.ctx.forwarding.streamedChars);
+    this.usage ??= estimateUsage(this.ctx, this.ctx.forwarding.streamedChars);
     const indexes = this.finish.size > 0 ? [...this.finish.keys()].sort((a, b) => a - b) : [...this.started].sort((a, b) => a - b);
     const choices = (indexes.length > 0 ? indexes : [0]).map((index) => ({ index, delta: {}, finish_reason: this.finish.get(index) ?? 'stop' }));
-    return this.chunk(choices, usageFor(this.rawUsage, this.ctx.usage));
+    return this.chunk(choices, usageFor(this.rawUsage, this.usage));
   }
 }
 
@@ -218,12 +229,6 @@ function withoutRole(delta: Record<string, unknown>): Record<string, unknown> {
   return rest;
 }
 
-/** The text a continuation would carry on from: one choice's content; a tool call or a second choice rules it out. */
-function keepText(ctx: Context, index: number, delta: Record<string, unknown>): void {
-  const f = ctx.forwarding;
-  if (index !== 0 || delta.tool_calls !== undefined || delta.function_call !== undefined) f.relayedText = undefined;
-  else if (typeof delta.content === 'string') f.relayedText += delta.content;
-}
 
 /** A continuation's usage: the fallback's, with the prefix the client already had counted as completion. */
 function withPrefix(usage: Usage | undefined, prefixTokens: number | undefined): Usage | undefined {

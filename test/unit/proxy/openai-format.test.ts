@@ -3,17 +3,17 @@ import { toUnixSeconds, withoutNulls } from '../../../src/proxy/formats/format';
 import type { Context } from '../../../src/pipeline/context';
 import type { GatewayError } from '../../../src/contract/errors';
 
-// The format reads only the request part of a context and writes ctx.usage.
+// The format reads only the request part of a context; its stream transformer says what the answer cost (its usage), which the relay records.
 const chatCtx = (model_params: Record<string, unknown> = {}, stream = false) =>
   ({ model: 'client-model', stream, forwarding: { streamedChars: 0, skippedEvents: 0 }, texts: ['12345678'], chat: { model: 'client-model', stream, model_params, messages: [{ role: 'user', content: '12345678' }], texts: ['12345678'] } }) as unknown as Context;
 const imageCtx = () => ({ model: 'img', stream: false, texts: ['p'], image: { model: 'img', prompt: 'p', model_params: { n: 2, size: null }, texts: ['p'] } }) as unknown as Context;
 
 /** Feeds backend events to a fresh transformer and returns what it emitted. */
-function run(events: Array<object | string>, ctx = chatCtx({}, true)): { out: any[]; done: boolean; ctx: Context } {
+function run(events: Array<object | string>, ctx = chatCtx({}, true)): { out: any[]; done: boolean; ctx: Context; usage: unknown } {
   const t = openaiFormat.streamTransformer(ctx, 'vllm');
   const out: any[] = [];
   for (const e of events) t.push(typeof e === 'string' ? e : JSON.stringify(e), (p) => out.push(p === '[DONE]' ? p : JSON.parse(p)));
-  return { out, done: t.done, ctx };
+  return { out, done: t.done, ctx, usage: t.usage };
 }
 
 const chunk = (choices: object[], extra: object = {}) => ({ id: 'b-1', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'Qwen', choices, ...extra });
@@ -113,7 +113,7 @@ describe('openai format: stream', () => {
   });
 
   it('folds a vLLM stream into the interface\'s chunks', () => {
-    const { out, done, ctx } = run([
+    const { out, done, usage } = run([
       chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]),
       chunk([{ index: 0, delta: { content: 'Hel' }, finish_reason: null }], { usage: null }),
       chunk([{ index: 0, delta: { content: 'lo' }, finish_reason: 'length' }]),
@@ -132,7 +132,7 @@ describe('openai format: stream', () => {
     for (const c of chunks) expect(c).toMatchObject({ id: 'b-1', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'client-model' });
     expect(chunks.filter((c) => 'usage' in c)).toEqual([chunks.at(-1)]);
     expect(chunks.at(-1).usage).toEqual({ prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 });
-    expect(ctx.usage).toMatchObject({ total_tokens: 5, estimated: false });
+    expect(usage).toMatchObject({ total_tokens: 5, estimated: false });
   });
 
   it('adds the role to each choice\'s first chunk and closes every choice, in index order', () => {

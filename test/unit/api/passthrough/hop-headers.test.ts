@@ -1,4 +1,4 @@
-import { dropHopByHop } from '../../../src/passthrough/hop-headers';
+import { dropHopByHop } from '../../../../src/api/passthrough/hop-headers';
 
 describe('dropHopByHop', () => {
   it('removes the fixed hop-by-hop headers and keeps the end-to-end ones', () => {

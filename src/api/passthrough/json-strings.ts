@@ -4,8 +4,8 @@
 // reads all of it: a term hidden in a nested field or a key is found too.
 //
 //   jsonStrings({ input: ["a", { b: "c" }] })   // ["input", "a", "b", "c"]
-import { GatewayError } from '../contract/errors';
-import { MAX_JSON_DEPTH } from '../request/json-depth';
+import { GatewayError } from '../../contract/errors';
+import { MAX_JSON_DEPTH } from '../../request/json-depth';
 
 /**
  * Walks with its own stack, not recursion. The body reader has already

@@ -4,18 +4,18 @@
 // body, rate limits, ...); then the proxy. The key was checked on arrival.
 import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Response } from 'express';
-import { GatewayError } from '../contract/errors';
-import { authorizeModel, type Principal } from '../auth/keys';
-import { isJsonType, mediaTypeProblem, parseJsonBody, tooLarge } from '../api/json-body';
-import { startRequestHooks, type ApiRequest } from '../api/handlers';
-import type { ApiRuntime } from '../api/api-runtime';
+import { GatewayError } from '../../contract/errors';
+import { authorizeModel, type Principal } from '../../auth/keys';
+import { isJsonType, mediaTypeProblem, parseJsonBody, tooLarge } from '../json-body';
+import { startRequestHooks, type ApiRequest } from '../handlers';
+import type { ApiRuntime } from '../api-runtime';
 import type { PassthroughProxy } from './proxy';
 
 /** What a pass-through route reads of the config in force: the API's, and a proxy per upstream it names. */
 export interface PassthroughRuntime extends ApiRuntime {
   readonly passthroughProxies: ReadonlyMap<string, PassthroughProxy>;
 }
-import { MODEL_ID_MAX } from '../request/validate';
+import { MODEL_ID_MAX } from '../../request/validate';
 import { jsonStrings } from './json-strings';
 import { peekBody } from './peek-body';
 import type { PassthroughRoute } from './routes';

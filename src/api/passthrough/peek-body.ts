@@ -10,8 +10,8 @@
 // socket has been ended by then, and the write fails. It also re-serialises
 // the JSON, so the backend would not get the client's bytes.
 import type { IncomingMessage } from 'node:http';
-import { GatewayError } from '../contract/errors';
-import { tooLarge } from '../api/json-body';
+import { GatewayError } from '../../contract/errors';
+import { tooLarge } from '../json-body';
 
 export function peekBody(req: IncomingMessage, limit: number, done: (err: GatewayError | undefined, bytes?: Buffer) => void): void {
   const chunks: Buffer[] = [];

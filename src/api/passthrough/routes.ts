@@ -5,7 +5,7 @@
 //   passthrough:
 //     - { path: /v1/embeddings, upstream: vllm }
 //     - { path: "/v1/audio/*", upstream: whisper, methods: [POST], bodyLimit: 25mb }
-import { PASSTHROUGH_SEGMENT, type GatewayConfig, type PassthroughConfig, type Version } from '../config/schema';
+import { PASSTHROUGH_SEGMENT, type GatewayConfig, type PassthroughConfig, type Version } from '../../config/schema';
 
 export interface PassthroughRoute {
   /** Its position under `passthrough:`, for logs. */

@@ -10,10 +10,10 @@ import { Agent as HttpAgent, type IncomingMessage, type ServerResponse } from 'n
 import { Agent as HttpsAgent } from 'node:https';
 import type { Logger } from 'pino';
 import { createProxyMiddleware, type RequestHandler } from 'http-proxy-middleware';
-import type { UpstreamConfig } from '../config/schema';
-import type { Context } from '../pipeline/context';
-import type { Pipeline } from '../pipeline/pipeline';
-import { KEEP_ALIVE_MS } from '../proxy/upstream';
+import type { UpstreamConfig } from '../../config/schema';
+import type { Context } from '../../pipeline/context';
+import type { Pipeline } from '../../pipeline/pipeline';
+import { KEEP_ALIVE_MS } from '../../proxy/upstream';
 import { PassthroughCall } from './call';
 import { dropHopByHop } from './hop-headers';
 
@@ -93,7 +93,7 @@ export function createPassthroughProxy(name: string, config: ProxySettings, pipe
       ctx.trace?.propagate(req.headers);
       const call = new PassthroughCall(ctx, settings, unreadLimit);
       calls.set(req, call);
-      ctx.forwarding.call = call;
+      ctx.forwarding.track(call);
       // The middleware calls next() only if preparing the request failed.
       void proxy(req, res, (err: Error) => call.fail(err));
     },

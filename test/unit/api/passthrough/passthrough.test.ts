@@ -1,9 +1,9 @@
 // Pass-through routes as pure functions: the config's problems, which route a
 // method and path reach, and the strings of a body the policy reads.
-import { ConfigError, validateConfig } from '../../../src/config/load';
-import { gatewayConfigCheck } from '../../../src/gateway';
-import { compilePassthrough } from '../../../src/passthrough/routes';
-import { jsonStrings } from '../../../src/passthrough/json-strings';
+import { ConfigError, validateConfig } from '../../../../src/config/load';
+import { gatewayConfigCheck } from '../../../../src/gateway';
+import { compilePassthrough } from '../../../../src/api/passthrough/routes';
+import { jsonStrings } from '../../../../src/api/passthrough/json-strings';
 
 function problemsOf(config: Record<string, unknown>): string[] {
   try {

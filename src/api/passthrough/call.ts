@@ -5,11 +5,11 @@
 // after the client left, nothing more happens.
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
-import { tooLarge } from '../api/json-body';
-import type { CallInFlight, Context } from '../pipeline/context';
-import type { Pipeline } from '../pipeline/pipeline';
-import { runHeadHooks } from '../pipeline/runner';
-import { fromSocketError, upstreamTimeout, type Phase } from '../proxy/status';
+import { tooLarge } from '../json-body';
+import type { CallInFlight, Context } from '../../pipeline/context';
+import type { Pipeline } from '../../pipeline/pipeline';
+import { runHeadHooks } from '../../pipeline/runner';
+import { fromSocketError, upstreamTimeout, type Phase } from '../../proxy/status';
 import { dropHopByHop } from './hop-headers';
 
 export interface CallSettings {
