@@ -44,7 +44,14 @@ const server = createServer((req, res) => {
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     if (req.url?.endsWith('/images/generations')) return json(res, IMAGES);
-    const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    // A gateway's health probe (a GET), or a body cut short: answered, never a crash of the run.
+    let body: { stream?: unknown; model?: string };
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      res.writeHead(req.method === 'POST' ? 400 : 404, { 'content-type': 'application/json' });
+      return void res.end('{}');
+    }
     if (body.stream !== true) return json(res, CHAT);
     const m = /^bench-e(\d+)-g(\d+)$/.exec(body.model ?? '');
     stream(res, m ? Number(m[1]) : 20, m ? Number(m[2]) : 20);
