@@ -92,6 +92,16 @@ module.exports = {
       from: { path: '^src/api/', pathNot: '^src/api/passthrough/' }, to: { path: '^src/(api/passthrough/|runtime)' },
     },
     {
+      name: 'mcp-under-the-process', severity: 'error',
+      comment: 'The MCP relay (src/mcp/) uses the keys, the API\'s body reader, the proxy\'s pool settings and the plumbing; it knows nothing of the admin listener, the key store, the workers or the process.',
+      from: { path: '^src/mcp/' }, to: { path: '^src/(admin|cli|cluster|keys|app|gateway|server|runtime|reload)' },
+    },
+    {
+      name: 'only-the-process-knows-mcp', severity: 'error',
+      comment: 'Nothing but the runtime (which builds it) and the app (which routes /mcp/<server> to it) imports the MCP relay.',
+      from: { path: '^src/', pathNot: '^src/(mcp/|runtime\\.ts$|app\\.ts$)' }, to: { path: '^src/mcp/' },
+    },
+    {
       name: 'keys-under-the-admin', severity: 'error',
       comment: 'The key store (a file, Redis, the primary\'s copy) knows keys, storage and the contract: nothing of the request path above the services, the admin listener that edits it, or the process.',
       from: { path: '^src/keys/' },

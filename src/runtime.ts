@@ -29,6 +29,7 @@ import { startDemoBackend, type DemoBackend } from './demo/backend';
 import { compilePassthrough, passthroughProblems, type PassthroughTable } from './api/passthrough/routes';
 import { createPassthroughProxy, type PassthroughProxy } from './api/passthrough/proxy';
 import type { Tracing } from './tracing/tracing';
+import { McpGateway } from './mcp/gateway';
 import { compilePrices } from './pricing/prices';
 import type { PriceList } from './contract/types';
 import type { SpendRecorder } from './spend';
@@ -40,6 +41,8 @@ export interface Runtime extends ApiRuntime {
   readonly passthrough: PassthroughTable;
   /** By upstream name, for the upstreams a pass-through route names. */
   readonly passthroughProxies: ReadonlyMap<string, PassthroughProxy>;
+  /** The MCP servers at /mcp/<name> (docs/mcp.md). */
+  readonly mcp: McpGateway;
   readonly parseJson: RequestHandler;
   /** This config's prices (`pricing`): what a finished request cost. */
   readonly prices: PriceList;
@@ -148,12 +151,14 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     // The config check refused demo upstreams here: each has its url.
     passthroughProxies.set(name, createPassthroughProxy(name, { ...config.upstreams[name], url: config.upstreams[name].url! }, pipeline, deps.logger));
   }
+  const mcp = new McpGateway(config, { logger: deps.logger, metrics: deps.services.metrics });
 
   let inflight = 0;
   let retired: (() => void) | undefined;
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => (closing ??= (async () => {
     await Promise.allSettled([...upstreams.values()].map((u) => u.close()));
+    await mcp.close();
     await closePipeline(pipeline);
     admission.close();
     await tracing?.close();
@@ -169,6 +174,7 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     fleet,
     passthrough: compilePassthrough(config),
     passthroughProxies,
+    mcp,
     parseJson: jsonBodyReader(config.server.bodyLimit),
     admission,
     reply,

@@ -50,6 +50,7 @@ export function salvageConfig(raw: unknown): ConfigView {
     upstreams: mapOf(o.upstreams, (v) => validFields(upstreamSchema, v)),
     routes: listOf(o.routes, (v) => validFields(routeSchema, v)),
     passthrough: listOf(o.passthrough, (v) => validFields(passthroughSchema, v)),
+    mcp: isMap(o.mcp) ? { servers: mapOf(o.mcp.servers, (v) => v) } : undefined,
     plugins: listOf(o.plugins, (v) => valid(pluginEntrySchema, v)),
     pricing: Array.isArray(o.pricing) ? o.pricing : undefined,
   };
@@ -73,7 +74,7 @@ export function crossCheck(config: ConfigView): string[] {
     if (key.sha256 !== undefined) seenDigests.add(key.sha256);
     if (key.org !== undefined && orgs !== undefined && !Object.hasOwn(orgs, key.org)) problems.push(`keys[${i}].org: unknown org "${key.org}"`);
   });
-  problems.push(...adminProblems(config));
+  problems.push(...adminProblems(config), ...mcpProblems(config));
   for (const [name, upstream] of Object.entries(upstreams ?? {})) {
     if (upstream?.format === undefined) continue;
     if (upstream.format !== 'demo' && upstream.url === undefined && upstream.endpoints === undefined) problems.push(`upstreams.${name}.url: required for format ${upstream.format} (or endpoints: [{url, weight}])`);
@@ -121,5 +122,27 @@ function adminProblems({ admin, keys }: ConfigView): string[] {
     const j = keys?.findIndex((k) => k?.sha256 === digest) ?? -1;
     if (j !== -1) problems.push(`admin.keys[${i}]: the digest of a gateway key (keys[${j}]); an admin key must be a key of its own`);
   });
+  return problems;
+}
+
+const isGlob = (name: string): boolean => /[*?]/.test(name);
+
+/** A key or org that names an MCP server (by its exact name, or in a tool's "<server>/") the config does not hold: a typo that would allow nothing. */
+function mcpProblems({ keys, orgs, mcp }: ConfigView): string[] {
+  // Not a map at all: the schema said so, and no name can be checked.
+  if (mcp !== undefined && mcp.servers === undefined) return [];
+  const servers = mcp?.servers ?? {};
+  const problems: string[] = [];
+  const check = (where: string, access: { servers?: string[]; tools?: string[] } | undefined): void => {
+    access?.servers?.forEach((name, j) => {
+      if (!isGlob(name) && !Object.hasOwn(servers, name)) problems.push(`${where}.mcp.servers[${j}]: no MCP server "${name}" under mcp.servers`);
+    });
+    access?.tools?.forEach((tool, j) => {
+      const server = tool.slice(0, tool.indexOf('/'));
+      if (!isGlob(server) && !Object.hasOwn(servers, server)) problems.push(`${where}.mcp.tools[${j}]: no MCP server "${server}" under mcp.servers`);
+    });
+  };
+  keys?.forEach((key, i) => check(`keys[${i}]`, key?.mcp));
+  for (const [name, org] of Object.entries(orgs ?? {})) check(`orgs.${name}`, org?.mcp);
   return problems;
 }

@@ -56,6 +56,15 @@ const serverSchema = z.strictObject({
 /** Where a plugin may add fields to the config: keys, orgs, a key's or org's `limits`, routes, upstreams. */
 export type FieldPoint = 'keys' | 'orgs' | 'limits' | 'routes' | 'upstreams';
 
+/**
+ * Which MCP servers (globs of their names) and tools (globs of "<server>/<tool>")
+ * a key or an org may use; a list left out allows none (docs/mcp.md).
+ */
+export const mcpAccessSchema = z.strictObject({
+  servers: z.array(z.string().min(1).max(200)).optional(),
+  tools: z.array(z.string().regex(/^[^/]+\/[^/]+$/, 'must be "<server>/<tool>", each part a name or a glob such as github/* or */read_*')).optional(),
+});
+
 // Keys, orgs, routes and upstreams are open to the fields plugins declare
 // (PluginDefinition.fields): the registry checks every field the core does
 // not know against them, and names any that nobody declared.
@@ -67,9 +76,11 @@ export const keySchema = z.looseObject({
   limits: limitsSchema.optional(),
   /** Order in a full queue for a concurrency limit: high first; low is shed first. */
   priority: z.enum(['high', 'normal', 'low']).optional(),
+  /** The MCP servers and tools this key may use (docs/mcp.md); none: its org's, and without those none. */
+  mcp: mcpAccessSchema.optional(),
 });
 
-export const orgShape = z.looseObject({ limits: limitsSchema.optional() });
+export const orgShape = z.looseObject({ limits: limitsSchema.optional(), mcp: mcpAccessSchema.optional() });
 export const orgSchema = orgShape.nullable().transform((o) => o ?? {});
 
 const backendUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
@@ -186,6 +197,30 @@ export const passthroughSchema = z.strictObject({
   bodyLimit: sizeLike.optional(),
 });
 
+// An MCP server's name is a path segment of /mcp/<name>: nothing to escape, nothing to decode.
+export const MCP_SERVER_NAME = /^[a-z0-9_-]{1,64}$/;
+// A header name as HTTP defines a token; a value with no line break, so no header can be smuggled.
+const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/, 'must be an HTTP header name');
+const headerValue = z.string().regex(/^[^\r\n\0]*$/, 'must not hold a line break');
+
+/** One Streamable HTTP MCP server, relayed at /mcp/<name> (docs/mcp.md). */
+export const mcpServerSchema = z.strictObject({
+  url: backendUrl,
+  /** Sent on every request to the server (its credentials, with ${VAR}); the client never sees them. */
+  headers: z.record(headerName, headerValue).default({}),
+  /** Longest wait for the server's answer to begin. */
+  timeoutMs: intLike(1, 3_600_000).default(60_000),
+});
+
+export const mcpSchema = z.strictObject({
+  servers: z.record(z.string(), mcpServerSchema).default({}).superRefine((servers, ctx) => {
+    // Checked here rather than as the record's key schema, so the problem names the entry and says why.
+    for (const name of Object.keys(servers)) {
+      if (!MCP_SERVER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'must be 1-64 lowercase letters, digits, "-" or "_" (the path /mcp/<name>)' });
+    }
+  }),
+});
+
 /** Each plugin entry: a name (or a module path) plus the plugin's own settings. */
 export const pluginEntrySchema = z.looseObject({
   name: z.string().min(1),
@@ -203,6 +238,7 @@ export const configSchema = z.strictObject({
   upstreams: z.record(z.string(), upstreamSchema).default({}),
   routes: z.array(routeSchema).default([]),
   passthrough: z.array(passthroughSchema).default([]),
+  mcp: mcpSchema.optional(),
   plugins: z.array(pluginEntrySchema).default([]),
   pricing: pricingSchema,
   spend: spendSchema,
@@ -218,6 +254,9 @@ export type Endpoint = z.infer<typeof endpointSchema>;
 export type Version = z.infer<typeof versionSchema>;
 export type PluginEntry = GatewayConfig['plugins'][number];
 export type PassthroughConfig = GatewayConfig['passthrough'][number];
+export type McpConfig = z.infer<typeof mcpSchema>;
+export type McpServerConfig = z.infer<typeof mcpServerSchema>;
+export type McpAccessConfig = z.infer<typeof mcpAccessSchema>;
 
 /**
  * A config as far as it is valid, for the cross-checks of one that failed the
@@ -233,6 +272,8 @@ export interface ConfigView {
   upstreams?: Readonly<Record<string, Partial<UpstreamConfig> | undefined>>;
   routes?: ReadonlyArray<Partial<RouteConfig> | undefined>;
   passthrough?: ReadonlyArray<Partial<PassthroughConfig> | undefined>;
+  /** The MCP servers' names: a key's lists are checked against them (an entry that failed the schema is still a name). */
+  mcp?: { servers?: Readonly<Record<string, unknown>> };
   plugins?: ReadonlyArray<PluginEntry | undefined>;
   /** The price list's entries (a plugin that spends dollars needs some). */
   pricing?: readonly unknown[];

@@ -1,0 +1,40 @@
+// The gateway's own MCP answers: what the transport specification allows an
+// HTTP-level failure to carry, a JSON-RPC error response with no id
+// ({"jsonrpc":"2.0","id":null,"error":{code,message}}), under the HTTP status
+// that says what happened; and a refused tool call's answer, the error the
+// tools specification gives for an unknown tool (-32602), so a refusal looks
+// like a tool that is not there. Messages are generic: never a server's
+// address, a header or why a key may not use something.
+import type { ServerResponse } from 'node:http';
+import type { JsonRpcId } from './messages';
+
+/** What went wrong, as counted in sluice_mcp_requests_total's outcome label. */
+export type McpFailure = 'not_found' | 'parse' | 'invalid' | 'too_large' | 'unsupported_media_type' | 'timeout' | 'unreachable' | 'server_error';
+
+// JSON-RPC 2.0's codes: -32700 parse error, -32600 invalid request; the rest is -32000, a server error
+// (-32000 to -32099 are the implementation's own): the HTTP status says which.
+const FAILURES: Record<McpFailure, { status: number; code: number; message: string }> = {
+  not_found: { status: 404, code: -32000, message: 'No such MCP server at this path.' },
+  parse: { status: 400, code: -32700, message: 'The body is not valid JSON.' },
+  invalid: { status: 400, code: -32600, message: 'The body must be a JSON-RPC 2.0 message.' },
+  too_large: { status: 413, code: -32000, message: 'The request body is too large.' },
+  unsupported_media_type: { status: 415, code: -32000, message: 'Send the message as JSON (Content-Type: application/json).' },
+  timeout: { status: 504, code: -32000, message: 'The MCP server did not answer in time. Try again later.' },
+  unreachable: { status: 502, code: -32000, message: 'The MCP server could not be reached. Try again later.' },
+  server_error: { status: 502, code: -32000, message: 'The MCP server failed. Try again later; if it keeps failing, tell the gateway operator and quote the x-request-id header.' },
+};
+
+export const failureStatus = (failure: McpFailure): number => FAILURES[failure].status;
+
+/** Ends `res` with the failure's status and JSON-RPC error, unless an answer has begun (then the connection is cut). */
+export function sendFailure(res: ServerResponse, failure: McpFailure): void {
+  if (res.headersSent) return void res.destroy();
+  const { status, code, message } = FAILURES[failure];
+  const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** The answer to a tools/call of a tool the key may not call: the tools specification's unknown-tool error. */
+export const unknownTool = (id: JsonRpcId, name: string | undefined) =>
+  ({ jsonrpc: '2.0', id, error: { code: -32602, message: `Unknown tool: ${(name ?? '').slice(0, 200)}` } });
