@@ -4,6 +4,7 @@
 // refused tool answered as unknown and never sent on, progress notifications
 // streamed, the server's credential injected and never seen by the client or
 // the log; and every way the gateway answers for a server it cannot reach.
+import { request } from 'node:http';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { bearer, call } from '../support/http';
 import { expectError } from '../support/errors';
@@ -42,6 +43,26 @@ describe('MCP relay', () => {
     expect(s.files.sessions.has(session)).toBe(false);
     await client.close();
     expect(received.texts.join('\n')).not.toContain(SERVER_TOKEN);
+  });
+
+  it('opens the server\'s own event stream on GET, and passes the server\'s 404 for a session it ended', async () => {
+    const init = await call('POST', `${s.gw.url}/mcp/files`, INIT, { ...MCP_HEADERS, ...bearer(agent.key) });
+    const session = init.headers['mcp-session-id'] as string;
+    const sessionHeaders = { ...bearer(agent.key), 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+    await call('POST', `${s.gw.url}/mcp/files`, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), { ...MCP_HEADERS, ...sessionHeaders });
+    const head = await new Promise<{ status?: number; type?: string }>((resolve, reject) => {
+      const req = request(`${s.gw.url}/mcp/files`, { method: 'GET', headers: { ...sessionHeaders, accept: 'text/event-stream' } }, (res) => {
+        resolve({ status: res.statusCode, type: res.headers['content-type'] });
+        req.destroy();
+      });
+      req.on('error', reject).end();
+    });
+    expect(head).toEqual({ status: 200, type: 'text/event-stream' });
+    const ended = await call('DELETE', `${s.gw.url}/mcp/files`, undefined, sessionHeaders);
+    expect(ended.status).toBe(200);
+    const after = await call('POST', `${s.gw.url}/mcp/files`, JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping' }), { ...MCP_HEADERS, ...sessionHeaders });
+    expect(after.status).toBe(404);
+    expect(after.body.error.message).toBe('Session not found');
   });
 
   it('filters tools/list when the server answers with JSON, not an event stream', async () => {
@@ -158,7 +179,10 @@ describe('MCP relay', () => {
     const count = (server: string, method: string, outcome: string) => counts[`method=${method},outcome=${outcome},server=${server}`] ?? 0;
     expect(count('files', 'tools/call', 'refused')).toBeGreaterThanOrEqual(2);
     expect(count('files', 'tools/list', 'ok')).toBeGreaterThanOrEqual(1);
-    expect(count('files', 'session_end', 'ok')).toBe(1);
+    expect(count('files', 'session_end', 'ok')).toBe(2);
+    // The SDK's client opens the server's GET stream after each initialize too.
+    expect(count('files', 'stream', 'client_closed') + count('files', 'stream', 'ok')).toBeGreaterThanOrEqual(1);
+    expect(count('files', 'ping', 'rejected')).toBe(1);
     expect(count('dead', 'initialize', 'unreachable')).toBe(1);
     expect(count('silent', 'initialize', 'timeout')).toBe(1);
     // A request refused before its body is read is counted under "other": the gateway does not read what it will not serve.
