@@ -6,7 +6,7 @@
 // the log; and every way the gateway answers for a server it cannot reach.
 import { request } from 'node:http';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { bearer, call } from '../support/http';
+import { bearer, call, postChunked } from '../support/http';
 import { expectError } from '../support/errors';
 import { agent, connectClient, member, plain, SERVER_TOKEN, startMcpStack, type McpStack, type Received } from '../support/mcp-stack';
 import { sha256 } from '../support/mcp-server';
@@ -157,11 +157,30 @@ describe('MCP relay', () => {
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
+  it('cuts the client\'s connection when the server breaks off mid-stream, after passing what came', async () => {
+    const seen = await new Promise<{ status?: number; text: string; complete: boolean }>((resolve, reject) => {
+      const req = request(`${s.gw.url}/mcp/broken`, { method: 'POST', headers: { ...MCP_HEADERS, ...bearer(agent.key) } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => { text += c; });
+        res.on('close', () => resolve({ status: res.statusCode, text, complete: res.complete }));
+      });
+      req.on('error', reject).end(INIT);
+    });
+    expect(seen.status).toBe(200);
+    expect(seen.text).toContain('notifications/message');
+    expect(seen.complete).toBe(false);
+  });
+
   it('refuses a body over server.bodyLimit with 413, one that is not JSON-RPC with 400, and other methods with 405', async () => {
     const big = JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'add', arguments: { pad: 'x'.repeat(70 * 1024) } } });
     const tooBig = await call('POST', `${s.gw.url}/mcp/files`, big, { ...MCP_HEADERS, ...bearer(agent.key) });
     expect(tooBig.status).toBe(413);
     expect(tooBig.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000 } });
+    // Sent in chunks with no length: counted as it arrives.
+    const chunked = await postChunked(`${s.gw.url}/mcp/files`, [big.slice(0, 30_000), big.slice(30_000)], { ...MCP_HEADERS, ...bearer(agent.key) });
+    expect(chunked.status).toBe(413);
+    expect(chunked.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000 } });
     const notJson = await call('POST', `${s.gw.url}/mcp/files`, '{"jsonrpc":', { ...MCP_HEADERS, ...bearer(agent.key) });
     expect(notJson.status).toBe(400);
     expect(notJson.body.error.code).toBe(-32700);
@@ -185,6 +204,8 @@ describe('MCP relay', () => {
     expect(count('files', 'ping', 'rejected')).toBe(1);
     expect(count('dead', 'initialize', 'unreachable')).toBe(1);
     expect(count('silent', 'initialize', 'timeout')).toBe(1);
+    expect(count('broken', 'initialize', 'server_error')).toBe(1);
+    expect(count('files', 'other', 'too_large')).toBe(2);
     // A request refused before its body is read is counted under "other": the gateway does not read what it will not serve.
     expect(count('unknown', 'other', 'not_found')).toBe(2);
     expect(count('files', 'other', 'not_found')).toBe(1);

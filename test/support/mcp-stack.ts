@@ -1,6 +1,6 @@
 // One gateway for the MCP suites: two real MCP servers (events; JSON answers),
 // a silent one (accepts, never answers) and a dead one (nothing listening),
-// keys with and without MCP lists, an org that grants MCP to its keys, metrics
+// one that breaks off mid-stream, keys with and without MCP lists, an org that grants MCP to its keys, metrics
 // on, the access log in memory. The servers' credential comes from ${VAR}.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,7 +16,7 @@ import { until } from './wait';
 export const SERVER_TOKEN = `mcp-upstream-${Math.random().toString(36).slice(2)}`;
 const TOKEN_VAR = 'SLUICE_TEST_MCP_TOKEN';
 
-export const agent = makeKey('agent', { mcp: { servers: ['files', 'json', 'silent', 'dead'], tools: ['files/add', 'files/count', 'files/slow', 'files/headers', 'json/add'] } });
+export const agent = makeKey('agent', { mcp: { servers: ['files', 'json', 'silent', 'dead', 'broken'], tools: ['files/add', 'files/count', 'files/slow', 'files/headers', 'json/add'] } });
 /** No MCP list, no org: no MCP access. */
 export const plain = makeKey('plain');
 /** Its org's lists: every server, one tool. */
@@ -37,6 +37,13 @@ export async function startMcpStack(opts: { slowMs?: number } = {}): Promise<Mcp
   const json = await startMcpServer({ json: true });
   const silent: Server = createServer(() => { /* never answers */ });
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  // Opens an event stream, sends one event and breaks off.
+  const broken: Server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}\n\n');
+    setTimeout(() => res.destroy(), 20);
+  });
+  await new Promise<void>((resolve) => broken.listen(0, '127.0.0.1', resolve));
   const deadPort = await freePort();
   const lines: string[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
@@ -52,6 +59,7 @@ export async function startMcpStack(opts: { slowMs?: number } = {}): Promise<Mcp
         json: { url: json.url, headers },
         silent: { url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/mcp`, timeoutMs: 300 },
         dead: { url: `http://127.0.0.1:${deadPort}/mcp` },
+        broken: { url: `http://127.0.0.1:${(broken.address() as AddressInfo).port}/mcp` },
       },
     },
   }, { logger, metrics: {} });
@@ -67,8 +75,10 @@ export async function startMcpStack(opts: { slowMs?: number } = {}): Promise<Mcp
       await gw.close();
       await files.close();
       await json.close();
-      silent.closeAllConnections();
-      await new Promise<void>((resolve) => silent.close(() => resolve()));
+      for (const server of [silent, broken]) {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
     },
   };
 }
