@@ -31,7 +31,8 @@ module.exports = {
     // src/request/ (the request view's helpers); the services beneath the pipeline
     // (auth, routing, fleet, tracing, admission, pricing, spend, metrics, redis);
     // src/pipeline/; src/protocols/; src/proxy/; then the API (src/api/, and
-    // its pass-through routes, src/api/passthrough/, on top of it); the key store (nothing of the request path)
+    // its pass-through routes, src/api/passthrough/, on top of it; the MCP relay,
+    // src/mcp/, beside them, which only the runtime and the app import); the key store (nothing of the request path)
     // under the admin listener (the API's body reader, no forwarding); then the
     // process around it all (cluster, runtime, app, gateway, server, cli), which
     // has no rule: nothing is above it.

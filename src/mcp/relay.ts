@@ -2,7 +2,7 @@
 // with the configured headers (its credentials) and only the client headers
 // the Streamable HTTP transport defines; the answer's status, those headers
 // and its body back to the client chunk by chunk as they arrive. A JSON answer
-// to a tools/list request is held (up to MAX_LIST_BYTES) to filter it; an event
+// to a tools/list request is held (up to MAX_HELD_BYTES) to filter it; an event
 // stream is filtered event by event. timeoutMs bounds the wait for the
 // answer's head; a stream then stays open as long as both ends keep it.
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -25,8 +25,8 @@ const FROM_SERVER = ['content-type', 'mcp-session-id', 'mcp-protocol-version', '
 
 const CLIENT_CLOSED = 499;
 
-/** The most of a JSON tools/list answer held to filter it. */
-const MAX_LIST_BYTES = 16 * 1024 * 1024;
+/** The most of a JSON tools/list answer, or of one event of a stream being filtered, held to filter it. */
+const MAX_HELD_BYTES = 16 * 1024 * 1024;
 const JSON_TYPE = /^application\/json\b/i;
 const EVENT_STREAM = /^text\/event-stream\b/i;
 
@@ -45,7 +45,7 @@ export class McpServerRelay {
   private readonly headers: Record<string, string>;
   private readonly timeoutMs: number;
 
-  constructor(config: McpServerConfig, private readonly maxEventBytes = MAX_LIST_BYTES) {
+  constructor(config: McpServerConfig) {
     const url = new URL(config.url);
     this.path = `${url.pathname}${url.search}`;
     this.headers = Object.fromEntries(Object.entries(config.headers).map(([k, v]) => [k.toLowerCase(), v]));
@@ -83,7 +83,7 @@ export class McpServerRelay {
       }
       const type = String(answer.headers['content-type'] ?? '');
       if (filter !== undefined && filter.ids.size > 0 && status === 200 && JSON_TYPE.test(type)) {
-        const text = await readText(answer.body, MAX_LIST_BYTES);
+        const text = await readText(answer.body, MAX_HELD_BYTES);
         if (text === undefined) return { failure: 'server_error' };
         const filtered = filterToolLists(parseJson(text), filter.ids, filter.allowed);
         const out = filtered === undefined ? text : JSON.stringify(filtered);
@@ -95,7 +95,7 @@ export class McpServerRelay {
       // The head goes at once: a client waiting on an event stream learns it is open before its first event.
       res.flushHeaders();
       const filtering = filter !== undefined && filter.ids.size > 0 && EVENT_STREAM.test(type);
-      if (filtering) await pipeline(answer.body, new EventFilter(filter.ids, filter.allowed, this.maxEventBytes), res);
+      if (filtering) await pipeline(answer.body, new EventFilter(filter.ids, filter.allowed, MAX_HELD_BYTES), res);
       else await pipeline(answer.body, res);
       return { status };
     } catch {
