@@ -58,7 +58,7 @@ const METHODS = new Set([
   'initialize', 'ping', 'tools/list', 'tools/call', 'resources/list', 'resources/templates/list', 'resources/read',
   'resources/subscribe', 'resources/unsubscribe', 'prompts/list', 'prompts/get', 'completion/complete', 'logging/setLevel',
   'tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel',
-  'notifications/initialized', 'notifications/cancelled', 'notifications/progress', 'notifications/roots/list_changed',
+  'notifications/initialized', 'notifications/cancelled', 'notifications/progress', 'notifications/roots/list_changed', 'notifications/tasks/status',
 ]);
 
 /** The metrics label of a request's method: a spec method, "response" (the client answers the server), "batch", or "other". */
