@@ -65,8 +65,10 @@ export class McpServerRelay {
     const abort = new AbortController();
     let timedOut = false;
     let clientLeft = false;
+    // The server's side failed (its body broke off, or an event passed the limit): the cut of the client's connection that follows is the gateway's own.
+    let broke = false;
     const timer = setTimeout(() => { timedOut = true; abort.abort(); }, this.timeoutMs);
-    const left = (): void => { if (!res.writableFinished) { clientLeft = true; abort.abort(); } };
+    const left = (): void => { if (!res.writableFinished && !broke) { clientLeft = true; abort.abort(); } };
     res.once('close', left);
     try {
       const answer = await this.pool.request({ path: this.path, method: req.method as 'GET' | 'POST' | 'DELETE', headers, body, signal: abort.signal });
@@ -95,8 +97,14 @@ export class McpServerRelay {
       // The head goes at once: a client waiting on an event stream learns it is open before its first event.
       res.flushHeaders();
       const filtering = filter !== undefined && filter.ids.size > 0 && EVENT_STREAM.test(type);
-      if (filtering) await pipeline(answer.body, new EventFilter(filter.ids, filter.allowed, MAX_HELD_BYTES), res);
-      else await pipeline(answer.body, res);
+      answer.body.once('error', () => { broke = true; });
+      if (filtering) {
+        const events = new EventFilter(filter.ids, filter.allowed, MAX_HELD_BYTES);
+        events.once('error', () => { broke = true; });
+        await pipeline(answer.body, events, res);
+      } else {
+        await pipeline(answer.body, res);
+      }
       return { status };
     } catch {
       clearTimeout(timer);

@@ -11,6 +11,7 @@ import { expectError } from '../support/errors';
 import { agent, connectClient, member, plain, SERVER_TOKEN, startMcpStack, type McpStack, type Received } from '../support/mcp-stack';
 import { sha256 } from '../support/mcp-server';
 import { parseExposition, scrape, series } from '../support/metrics';
+import { until } from '../support/wait';
 
 const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -193,9 +194,11 @@ describe('MCP relay', () => {
   });
 
   it('counts requests by server, method and outcome', async () => {
-    const { text } = await scrape(s.gw.metrics!.url);
-    const counts = series(parseExposition(text), 'sluice_mcp_requests_total');
+    const read = async () => series(parseExposition((await scrape(s.gw.metrics!.url)).text), 'sluice_mcp_requests_total');
+    let counts = await read();
     const count = (server: string, method: string, outcome: string) => counts[`method=${method},outcome=${outcome},server=${server}`] ?? 0;
+    // A request is counted once its response has closed and its relay has ended: a cut stream's count may land after its client saw the cut.
+    await until(async () => { counts = await read(); return count('broken', 'initialize', 'server_error') > 0; }, 'the cut stream counted');
     expect(count('files', 'tools/call', 'refused')).toBeGreaterThanOrEqual(2);
     expect(count('files', 'tools/list', 'ok')).toBeGreaterThanOrEqual(1);
     expect(count('files', 'session_end', 'ok')).toBe(2);
