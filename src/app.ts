@@ -133,7 +133,7 @@ function passthroughRoutes(state: GatewayState) {
 
 const MCP_METHODS = new Set(['POST', 'GET', 'DELETE']);
 
-/** /mcp/<server>: the runtime current at arrival serves it to the end, as for the API. */
+/** /mcp (every server a key may use) and /mcp/<server>: the runtime current at arrival serves it to the end, as for the API. */
 function mcpRoute(state: GatewayState) {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (!MCP_METHODS.has(req.method)) return methodNotAllowed('POST, GET, DELETE')(req, res, next);
@@ -141,7 +141,8 @@ function mcpRoute(state: GatewayState) {
     runtime.hold();
     res.once('close', () => runtime.release());
     if (!state.ready) res.setHeader('connection', 'close');
-    runtime.mcp.handle(req, res, String(req.params.server), runtime.keys, next);
+    if (req.params.server === undefined) runtime.mcp.handleFederated(req, res, runtime.keys, next);
+    else runtime.mcp.handle(req, res, String(req.params.server), runtime.keys, next);
   };
 }
 
@@ -177,6 +178,7 @@ export function createApp(state: GatewayState): GatewayHandler {
   router.post('/v1/messages/count_tokens', apiRoute(state, 'v1', 'models', countMessageTokens, true, 'messages'));
   // MCP servers (docs/mcp.md): the transport's three methods on one path per server.
   router.all('/mcp/:server', mcpRoute(state));
+  router.all('/mcp', mcpRoute(state));
   router.get('/healthz', (req, res) => { requestIdOf(req, res); sendJson(res, 200, { status: 'ok' }); });
   router.get('/readyz', (req, res) => { requestIdOf(req, res); sendJson(res, state.ready ? 200 : 503, { status: state.ready ? 'ready' : 'not ready' }); });
   // A GET route answers HEAD too, so Allow names both.

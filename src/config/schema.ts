@@ -213,10 +213,13 @@ export const mcpServerSchema = z.strictObject({
 });
 
 export const mcpSchema = z.strictObject({
+  /** How long a session of the federated /mcp lives without a request. */
+  sessionIdleMs: intLike(1000, 86_400_000).default(3_600_000),
   servers: z.record(z.string(), mcpServerSchema).default({}).superRefine((servers, ctx) => {
     // Checked here rather than as the record's key schema, so the problem names the entry and says why.
     for (const name of Object.keys(servers)) {
       if (!MCP_SERVER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'must be 1-64 lowercase letters, digits, "-" or "_" (the path /mcp/<name>)' });
+      else if (name.includes('__')) ctx.addIssue({ code: 'custom', path: [name], message: 'must not hold "__": on the federated /mcp it separates a server\'s name from its tools\' (<server>__<tool>)' });
     }
   }),
 });

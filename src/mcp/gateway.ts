@@ -19,13 +19,24 @@ import { isRefusedCall, listRequestIds, methodLabel, readPost, type McpPost } fr
 import { mcpCounter, type McpCounter, type McpOutcome } from './metrics';
 import { readMcpBody } from './body';
 import { McpServerRelay, type RelayEnd } from './relay';
+import { Federation, type FederatedNote } from './federation/federation';
+import { MemorySessionStore, RedisSessionStore } from './federation/sessions';
+import { HEADER_MISMATCH, sendError } from './federation/answers';
+import { headerMismatch } from './modern';
+import type { RedisClient } from '../redis/client';
+import { packageVersion } from '../plumbing/version';
 
 export interface McpDeps {
   logger: Logger;
   metrics?: Registry;
+  /** Where the federated endpoint's sessions live: Redis when the config names it (shared by the replicas), else this process. */
+  redis?: { client: RedisClient; prefix: string };
 }
 
 /** What one MCP request did, for its access line and its count: written here, read when the response closes. */
+/** The server label of a request at the federated /mcp that no one server answered (a server is never named so). */
+const FEDERATED = '*';
+
 class McpExchange {
   readonly started = performance.now();
   principal?: Principal;
@@ -33,8 +44,10 @@ class McpExchange {
   /** The tool of a tools/call, when the key may call it (a name it may not call is the client's text: not logged). */
   tool?: string;
   outcome: McpOutcome = 'ok';
+  /** Settled once the serving has ended, however it ended. */
+  served: Promise<void> = Promise.resolve();
 
-  constructor(readonly id: string, readonly server: string | undefined, private readonly httpMethod: string | undefined) {}
+  constructor(readonly id: string, public server: string | undefined, private readonly httpMethod: string | undefined) {}
 
   /** The metrics label: the message's method; a GET (the server's own stream) or a DELETE (the session's end) says which it is. */
   method(): string {
@@ -53,31 +66,90 @@ export class McpGateway {
   private readonly access: AccessTable;
   private readonly count: McpCounter;
   private readonly bodyLimit: number;
+  private readonly federation: Federation;
 
   constructor(config: Pick<GatewayConfig, 'mcp' | 'orgs' | 'server'>, private readonly deps: McpDeps) {
     for (const [name, server] of Object.entries(config.mcp?.servers ?? {})) this.servers.set(name, new McpServerRelay(server));
     this.access = new AccessTable(config.orgs);
     this.count = mcpCounter(deps.metrics);
     this.bodyLimit = config.server.bodyLimit;
+    const idleMs = config.mcp?.sessionIdleMs ?? 3_600_000;
+    const store = deps.redis === undefined ? new MemorySessionStore(idleMs) : new RedisSessionStore(deps.redis.client, deps.redis.prefix, idleMs);
+    this.federation = new Federation(this.servers, store, deps.logger, { name: 'sluice', version: packageVersion() });
+  }
+
+  /**
+   * Serves one request at the federated /mcp: every server the key may use
+   * behind one endpoint (federation/federation.ts). A key that may use none
+   * gets the 404 of an absent path.
+   */
+  handleFederated(req: IncomingMessage, res: ServerResponse, keys: KeyIndex, fail: (err: unknown) => void): void {
+    const exchange = this.open(req, res, FEDERATED, keys, fail);
+    if (exchange === undefined) return;
+    const access = this.access.of(exchange.principal!);
+    if (this.federation.usable(access).length === 0) return this.failWith(exchange, res, 'not_found');
+    exchange.served = this.serveFederated(exchange, req, res, access).catch((err: Error) => {
+      this.deps.logger.warn({ requestId: exchange.id, err: err.message }, 'mcp federated request failed');
+      this.failWith(exchange, res, 'server_error');
+    });
+  }
+
+  /**
+   * The request's exchange, logged and counted once the response has closed
+   * and the serving has said how it ended, whichever comes last; undefined
+   * when the key is refused (`fail` gets it: the error middleware's 401).
+   */
+  private open(req: IncomingMessage, res: ServerResponse, server: string | undefined, keys: KeyIndex, fail: (err: unknown) => void): McpExchange | undefined {
+    const exchange = new McpExchange(requestIdOf(req, res), server, req.method);
+    const closed = new Promise<void>((resolve) => res.once('close', resolve));
+    void closed.then(() => exchange.served).then(() => this.finish(exchange, res));
+    try {
+      exchange.principal = authenticate(keys, authorizationOf(req));
+      return exchange;
+    } catch (err) {
+      exchange.outcome = 'unauthorized';
+      fail(err);
+      return undefined;
+    }
+  }
+
+  private async serveFederated(exchange: McpExchange, req: IncomingMessage, res: ServerResponse, access: McpAccess): Promise<void> {
+    const owner = exchange.principal!.id;
+    if (req.method === 'GET') {
+      // No stream of the gateway's own: the transport lets a server say so with a 405.
+      exchange.outcome = 'rejected';
+      res.setHeader('allow', 'POST, DELETE');
+      return sendError(res, 405, null, -32000, 'Method not allowed: the federated endpoint offers no GET stream; send each message as a POST.');
+    }
+    if (req.method === 'DELETE') return this.federation.end(req, res, owner);
+    const read = await readMcpBody(req, this.bodyLimit);
+    if (typeof read === 'string') return this.failWith(exchange, res, read);
+    if (read === undefined) return void (exchange.outcome = 'client_closed');
+    const post = readPost(read.json);
+    if (post === undefined) return this.failWith(exchange, res, 'invalid');
+    exchange.post = post;
+    if (post.batch) {
+      exchange.outcome = 'invalid';
+      return sendError(res, 400, null, -32600, 'Send one JSON-RPC message per request: the federated endpoint speaks 2025-06-18 and later, which have no batches.');
+    }
+    const note: FederatedNote = {};
+    await this.federation.post({ req, res, owner, access, message: read.json as Record<string, unknown>, bytes: read.bytes, note });
+    exchange.server = note.server ?? FEDERATED;
+    exchange.tool = note.tool;
+    if (note.failure !== undefined) return this.failWith(exchange, res, note.failure);
+    if (note.refused === true) exchange.outcome = 'refused';
+    else if (note.status !== undefined) exchange.outcome = note.status === 499 ? 'client_closed' : note.status < 400 ? 'ok' : 'rejected';
+    else exchange.outcome = res.statusCode < 400 ? 'ok' : 'rejected';
   }
 
   /** Serves one request at /mcp/`name`; `fail` gets a refused key (the error middleware's 401). */
   handle(req: IncomingMessage, res: ServerResponse, name: string, keys: KeyIndex, fail: (err: unknown) => void): void {
-    const exchange = new McpExchange(requestIdOf(req, res), this.servers.has(name) ? name : undefined, req.method);
-    const closed = new Promise<void>((resolve) => res.once('close', resolve));
-    let served: Promise<void> = Promise.resolve();
-    // Logged and counted once the response has closed and the relay has said how it ended, whichever comes last.
-    void closed.then(() => served).then(() => this.finish(exchange, res));
-    try {
-      exchange.principal = authenticate(keys, authorizationOf(req));
-    } catch (err) {
-      exchange.outcome = 'unauthorized';
-      return fail(err);
-    }
+    const exchange = this.open(req, res, this.servers.has(name) ? name : undefined, keys, fail);
+    if (exchange === undefined) return;
     const relay = this.servers.get(name);
-    const access = this.access.of(exchange.principal);
+    const access = this.access.of(exchange.principal!);
     if (relay === undefined || !access.server(name)) return this.failWith(exchange, res, 'not_found');
-    served = this.serve(exchange, req, res, name, relay, access).catch(() => this.failWith(exchange, res, 'server_error'));
+    exchange.served = this.serve(exchange, req, res, name, relay, access).catch(() => this.failWith(exchange, res, 'server_error'));
   }
 
   private async serve(exchange: McpExchange, req: IncomingMessage, res: ServerResponse, name: string, relay: McpServerRelay, access: McpAccess): Promise<void> {
@@ -90,6 +162,11 @@ export class McpGateway {
       const post = readPost(read.json);
       if (post === undefined) return this.failWith(exchange, res, 'invalid');
       exchange.post = post;
+      const mismatch = post.batch ? undefined : headerMismatch(req, read.json);
+      if (mismatch !== undefined) {
+        exchange.outcome = 'invalid';
+        return sendError(res, 400, post.messages[0].id ?? null, HEADER_MISMATCH, mismatch);
+      }
       const call = post.messages.find((m) => m.method === 'tools/call');
       if (call?.tool !== undefined && access.tool(name, call.tool)) exchange.tool = call.tool;
       if (post.messages.some((m) => isRefusedCall(m, name, access))) return this.refuse(exchange, res, post, name, access);
@@ -97,6 +174,7 @@ export class McpGateway {
     const ids = exchange.post === undefined ? undefined : listRequestIds(exchange.post);
     const end: RelayEnd = await relay.relay(req, res, body, ids === undefined ? undefined : { ids, allowed: (tool) => access.tool(name, tool) });
     if ('failure' in end) return this.failWith(exchange, res, end.failure);
+    if (!('status' in end)) return this.failWith(exchange, res, 'server_error');
     exchange.outcome = end.status === 499 ? 'client_closed' : end.status < 400 ? 'ok' : 'rejected';
   }
 

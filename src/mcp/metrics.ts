@@ -1,5 +1,5 @@
 // sluice_mcp_requests_total{server,method,outcome}: every label bounded. The
-// server is a configured name (an unknown path is "unknown"), the method one
+// server is a configured name (an unknown path is "unknown"; a federated request no one server answered, "*"), the method one
 // the specification defines (methodLabel), the outcome one of a fixed list.
 import { Counter, type Registry } from 'prom-client';
 
@@ -12,7 +12,7 @@ export function mcpCounter(registry: Registry | undefined): McpCounter {
   if (registry === undefined) return () => {};
   const counter = (registry.getSingleMetric('sluice_mcp_requests_total') as Counter | undefined) ?? new Counter({
     name: 'sluice_mcp_requests_total', registers: [registry], labelNames: ['server', 'method', 'outcome'],
-    help: 'MCP requests at /mcp/<server>, by server, JSON-RPC method and how they ended.',
+    help: 'MCP requests at /mcp and /mcp/<server>, by server, JSON-RPC method and how they ended.',
   });
   return (server, method, outcome) => counter.inc({ server, method, outcome });
 }

@@ -17,8 +17,11 @@ import type { JsonRpcId } from './messages';
 import type { McpFailure } from './errors';
 
 // What the transport specification has a client send (basic/transports): its session, the
-// protocol version, where a resumed stream left off, and the message's media types.
-const FROM_CLIENT = ['accept', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'];
+// protocol version, where a resumed stream left off, and the message's media types; and, from
+// the 2026-07-28 revision, the body's method and name mirrored into headers (and every
+// Mcp-Param-<name> a tool's schema mirrors, which an intermediary must pass on).
+const FROM_CLIENT = ['accept', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'mcp-method', 'mcp-name'];
+const PARAM_HEADER = /^mcp-param-/;
 // ...and what comes back: the session a server assigns, the answer's media type; Allow on a 405
 // (a server that offers no GET stream or no DELETE says so), and no caching of an event stream.
 const FROM_SERVER = ['content-type', 'mcp-session-id', 'mcp-protocol-version', 'allow', 'cache-control'];
@@ -36,8 +39,26 @@ export interface ListFilter {
   allowed: ToolAllowed;
 }
 
-/** How a relayed request ended: the status the client got, or why the gateway answered instead. */
-export type RelayEnd = { status: number } | { failure: McpFailure };
+/** How a relayed request ended: the status the client got, why the gateway answered instead, or (for a federated session) that the server no longer knows it. */
+export type RelayEnd = { status: number } | { failure: McpFailure } | { gone: true };
+
+/**
+ * A request the gateway sends in a session of its own with the server (the
+ * federated /mcp): that session's id and version replace the client's, the
+ * server's session id never reaches the client, and a 404 (the server ended
+ * the session) is returned unanswered so the session can be begun again.
+ */
+export interface UpstreamSession {
+  session?: string;
+  version: string;
+}
+
+/** The answer to a request of the gateway's own, read whole. */
+export interface Exchanged {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
 
 export class McpServerRelay {
   private readonly pool: Pool;
@@ -55,12 +76,16 @@ export class McpServerRelay {
   }
 
   /** Relays `req` (its body already read, when it has one) and writes the answer to `res`; never throws. */
-  async relay(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, filter: ListFilter | undefined): Promise<RelayEnd> {
+  async relay(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, filter: ListFilter | undefined, upstream?: UpstreamSession): Promise<RelayEnd> {
     const headers: Record<string, string> = {};
     for (const name of FROM_CLIENT) {
       const value = req.headers[name];
       if (typeof value === 'string') headers[name] = value;
     }
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (PARAM_HEADER.test(name) && typeof value === 'string') headers[name] = value;
+    }
+    if (upstream !== undefined) sessionHeaders(headers, upstream);
     Object.assign(headers, this.headers);
     const abort = new AbortController();
     let timedOut = false;
@@ -79,9 +104,13 @@ export class McpServerRelay {
         answer.body.resume();
         return { failure: 'server_error' };
       }
+      if (upstream !== undefined && status === 404) {
+        answer.body.resume();
+        return { gone: true };
+      }
       for (const name of FROM_SERVER) {
         const value = answer.headers[name];
-        if (value !== undefined) res.setHeader(name, value);
+        if (value !== undefined && (upstream === undefined || name !== 'mcp-session-id')) res.setHeader(name, value);
       }
       const type = String(answer.headers['content-type'] ?? '');
       if (filter !== undefined && filter.ids.size > 0 && status === 200 && JSON_TYPE.test(type)) {
@@ -119,9 +148,42 @@ export class McpServerRelay {
     }
   }
 
+  /**
+   * One request of the gateway's own to the server (the federated /mcp: a
+   * session begun, a list read, a notification passed on), its answer read
+   * whole up to MAX_HELD_BYTES; a failure when there is none to read.
+   */
+  async exchange(method: 'POST' | 'DELETE', upstream: UpstreamSession | undefined, message?: unknown): Promise<Exchanged | McpFailure> {
+    const headers: Record<string, string> = { accept: 'application/json, text/event-stream' };
+    if (message !== undefined) headers['content-type'] = 'application/json';
+    if (upstream !== undefined) sessionHeaders(headers, upstream);
+    Object.assign(headers, this.headers);
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), this.timeoutMs);
+    try {
+      const body = message === undefined ? undefined : JSON.stringify(message);
+      const answer = await this.pool.request({ path: this.path, method, headers, body, signal: abort.signal });
+      const text = await readText(answer.body, MAX_HELD_BYTES);
+      if (text === undefined) return 'server_error';
+      return { status: answer.statusCode, headers: answer.headers, text };
+    } catch {
+      return abort.signal.aborted ? 'timeout' : 'unreachable';
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   close(): Promise<void> {
     return this.pool.close();
   }
+}
+
+/** The gateway's own session with the server, in place of whatever the client sent. */
+function sessionHeaders(headers: Record<string, string>, upstream: UpstreamSession): void {
+  delete headers['last-event-id'];
+  delete headers['mcp-session-id'];
+  if (upstream.session !== undefined) headers['mcp-session-id'] = upstream.session;
+  headers['mcp-protocol-version'] = upstream.version;
 }
 
 /** The whole body as text, or undefined past `limit` bytes. */
