@@ -1,0 +1,54 @@
+// The official MCP conformance suite (server mode, every scenario it has)
+// against the reference server (server-everything, Streamable HTTP), twice:
+// directly, the baseline, and through the gateway at /mcp/everything. Every
+// scenario and every check that passes directly must pass through the
+// gateway. The CLI takes only a URL, so its requests reach the gateway
+// through a forwarder that adds the key's Authorization header and nothing else.
+import { passedChecks, runConformance, scenarioPassed, serverScenarios, type ConformanceRun } from '../support/conformance';
+import { startBearerForwarder, type BearerForwarder } from '../support/bearer-forwarder';
+import { startEverythingServer, type EverythingServer } from '../support/everything-server';
+import { makeKey, startGateway, type TestGateway } from '../support/gateway';
+
+jest.setTimeout(120_000);
+
+const agent = makeKey('conformance', { mcp: { servers: ['everything'], tools: ['everything/*'] } });
+
+const passedScenarios = (run: ConformanceRun): string[] => [...run.scenarios].filter(([, checks]) => scenarioPassed(checks)).map(([name]) => name).sort();
+const failures = (run: ConformanceRun, scenario: string): string[] =>
+  (run.scenarios.get(scenario) ?? []).filter((c) => c.status === 'FAILURE').map((c) => `${c.id}: ${c.errorMessage ?? ''}`);
+
+describe('MCP conformance suite', () => {
+  let everything: EverythingServer;
+  let gw: TestGateway;
+  let forwarder: BearerForwarder;
+  beforeAll(async () => {
+    everything = await startEverythingServer();
+    gw = await startGateway({ keys: [agent.entry], mcp: { servers: { everything: { url: everything.url } } } });
+    forwarder = await startBearerForwarder(gw.url, agent.key);
+  });
+  afterAll(async () => {
+    await forwarder?.close();
+    await gw?.close();
+    await everything?.close();
+  });
+
+  it('passes through /mcp/everything every scenario and check the reference server passes directly', async () => {
+    const all = await serverScenarios();
+    const direct = await runConformance(everything.url);
+    const relayed = await runConformance(`${forwarder.url}/mcp/everything`);
+
+    // The baseline ran every scenario and is not empty: a run that silently did nothing would prove nothing.
+    expect([...direct.scenarios.keys()].sort()).toEqual([...all].sort());
+    const baseline = passedScenarios(direct);
+    expect(baseline).toEqual(expect.arrayContaining(['server-initialize', 'ping', 'tools-list', 'tools-call-simple-text']));
+
+    const through = passedScenarios(relayed);
+    const directChecks = passedChecks(direct);
+    const relayedChecks = passedChecks(relayed);
+    process.stdout.write(`MCP conformance (${all.length} scenarios): directly ${baseline.length} scenarios / ${directChecks.length} checks passed; through the gateway ${through.length} / ${relayedChecks.length}\n`);
+
+    const lost = baseline.filter((name) => !through.includes(name));
+    expect(lost.map((name) => `${name}: ${failures(relayed, name).join('; ')}`)).toEqual([]);
+    expect(relayedChecks).toEqual(expect.arrayContaining(directChecks));
+  });
+});
