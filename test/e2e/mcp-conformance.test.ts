@@ -4,10 +4,15 @@
 // scenario and every check that passes directly must pass through the
 // gateway. The CLI takes only a URL, so its requests reach the gateway
 // through a forwarder that adds the key's Authorization header and nothing else.
+// And the SDK's client on the same server: the same tools through the
+// gateway as directly, and a long-running tool's progress.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { passedChecks, runConformance, scenarioPassed, serverScenarios, type ConformanceRun } from '../support/conformance';
 import { startBearerForwarder, type BearerForwarder } from '../support/bearer-forwarder';
 import { startEverythingServer, type EverythingServer } from '../support/everything-server';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
+import { connectClient } from '../support/mcp-stack';
 
 jest.setTimeout(120_000);
 
@@ -50,5 +55,21 @@ describe('MCP conformance suite', () => {
     const lost = baseline.filter((name) => !through.includes(name));
     expect(lost.map((name) => `${name}: ${failures(relayed, name).join('; ')}`)).toEqual([]);
     expect(relayedChecks).toEqual(expect.arrayContaining(directChecks));
+  });
+
+  it('gives the SDK client the reference server\'s tools, and a long-running tool\'s progress, through /mcp/everything', async () => {
+    const direct = new Client({ name: 'sluice-e2e', version: '1.0.0' });
+    await direct.connect(new StreamableHTTPClientTransport(new URL(everything.url)));
+    const names = (await direct.listTools()).tools.map((t) => t.name).sort();
+    expect(names).toContain('trigger-long-running-operation');
+    await direct.close();
+
+    const { client } = await connectClient(gw.url, 'everything', agent.key);
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(names);
+    const progress: number[] = [];
+    const result = await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.2, steps: 2 } }, undefined, { onprogress: (p) => progress.push(p.progress) });
+    expect(progress).toEqual([1, 2]);
+    expect(result.content).toEqual([{ type: 'text', text: 'Long running operation completed. Duration: 0.2 seconds, Steps: 2.' }]);
+    await client.close();
   });
 });
