@@ -12,11 +12,21 @@ import { passedChecks, runConformance, scenarioPassed, serverScenarios, type Con
 import { startBearerForwarder, type BearerForwarder } from '../support/bearer-forwarder';
 import { startEverythingServer, type EverythingServer } from '../support/everything-server';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
+import { readRepoFile } from '../support/markdown';
 import { connectClient } from '../support/mcp-stack';
 
 jest.setTimeout(120_000);
 
 const agent = makeKey('conformance', { mcp: { servers: ['everything'], tools: ['everything/*'] } });
+
+/** The figures docs/mcp.md's Conformance table gives: the scenarios, then passed scenarios and checks per row. */
+function documented(): { scenarios: number; rows: Record<string, [number, number]> } {
+  const md = readRepoFile('docs/mcp.md') ?? '';
+  const scenarios = Number(/\| Suite [\d.]+, (\d+) server scenarios \|/.exec(md)?.[1]);
+  const rows = Object.fromEntries([...md.matchAll(/^\| (the reference server directly|through the gateway) \| (\d+) \| (\d+) \|$/gm)]
+    .map((m): [string, [number, number]] => [m[1], [Number(m[2]), Number(m[3])]]));
+  return { scenarios, rows };
+}
 
 const passedScenarios = (run: ConformanceRun): string[] => [...run.scenarios].filter(([, checks]) => scenarioPassed(checks)).map(([name]) => name).sort();
 const failures = (run: ConformanceRun, scenario: string): string[] =>
@@ -55,6 +65,11 @@ describe('MCP conformance suite', () => {
     const lost = baseline.filter((name) => !through.includes(name));
     expect(lost.map((name) => `${name}: ${failures(relayed, name).join('; ')}`)).toEqual([]);
     expect(relayedChecks).toEqual(expect.arrayContaining(directChecks));
+    // The figures the docs give are the ones measured.
+    expect(documented()).toEqual({
+      scenarios: all.length,
+      rows: { 'the reference server directly': [baseline.length, directChecks.length], 'through the gateway': [through.length, relayedChecks.length] },
+    });
   });
 
   it('gives the SDK client the reference server\'s tools, and a long-running tool\'s progress, through /mcp/everything', async () => {
