@@ -4,7 +4,9 @@
 // count (a progress notification per step); slow (one progress notification,
 // then the result `slowMs` later); headers (a digest of the Authorization it
 // received and the names of the headers, so a test proves which credential
-// arrived without the credential ever reaching the client).
+// arrived without the credential ever reaching the client); wait (a progress
+// notification, then nothing until the test calls release() or the client
+// cancels: each cancellation that reached the server is kept in `cancelled`).
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +21,12 @@ export interface TestMcpServer {
   closedSessions: string[];
   /** Each request the server received: its method and headers. */
   requests: Array<{ method?: string; headers: IncomingMessage['headers'] }>;
+  /** The wait calls a client's notifications/cancelled ended: their request id and the reason it gave. */
+  cancelled: Array<{ requestId: string | number; reason: unknown }>;
+  /** How many wait calls are waiting now. */
+  waiting(): number;
+  /** Lets every wait call now waiting answer. */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -27,7 +35,13 @@ export const sha256 = (text: string): string => createHash('sha256').update(text
 const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function mcpServer(slowMs: number): McpServer {
+/** What the wait tool needs from its server: the gates open now, and where a cancellation is recorded. */
+interface Waits {
+  open: Set<() => void>;
+  cancelled: TestMcpServer['cancelled'];
+}
+
+function mcpServer(slowMs: number, waits: Waits): McpServer {
   const server = new McpServer({ name: 'sluice-test', version: '1.0.0' });
   server.registerTool('add', { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => text(String(a + b)));
   server.registerTool('delete_repo', { description: 'Deletes a repository.', inputSchema: { name: z.string() } }, async ({ name }) => text(`deleted ${name}`));
@@ -44,6 +58,22 @@ function mcpServer(slowMs: number): McpServer {
     await sleep(slowMs);
     return text('done');
   });
+  server.registerTool('wait', { description: 'Reports progress, then waits to be released or cancelled.' }, async (extra) => {
+    const progressToken = extra._meta?.progressToken;
+    if (progressToken !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: 1, total: 2 } });
+    // The SDK aborts a request's signal when the client's notifications/cancelled for it arrives, with the reason it gave.
+    const cancelled = await new Promise<boolean>((resolve) => {
+      const release = (): void => resolve(false);
+      waits.open.add(release);
+      extra.signal.addEventListener('abort', () => { waits.open.delete(release); resolve(true); }, { once: true });
+    });
+    if (cancelled) {
+      waits.cancelled.push({ requestId: extra.requestId, reason: extra.signal.reason });
+      return text('cancelled');
+    }
+    if (progressToken !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: 2, total: 2 } });
+    return text('released');
+  });
   server.registerTool('headers', { description: 'What reached the server.' }, async (extra) => {
     const headers = extra.requestInfo?.headers ?? {};
     const auth = headers.authorization;
@@ -57,6 +87,7 @@ export async function startMcpServer(opts: { json?: boolean; slowMs?: number } =
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const closedSessions: string[] = [];
   const requests: TestMcpServer['requests'] = [];
+  const waits: Waits = { open: new Set(), cancelled: [] };
   const http: Server = createServer((req, res) => {
     requests.push({ method: req.method, headers: req.headers });
     const id = req.headers['mcp-session-id'];
@@ -73,7 +104,7 @@ export async function startMcpServer(opts: { json?: boolean; slowMs?: number } =
       onsessioninitialized: (sid) => { sessions.set(sid, transport); },
       onsessionclosed: (sid) => { sessions.delete(sid); closedSessions.push(sid); },
     });
-    void mcpServer(opts.slowMs ?? 800).connect(transport).then(() => transport.handleRequest(req, res));
+    void mcpServer(opts.slowMs ?? 800, waits).connect(transport).then(() => transport.handleRequest(req, res));
   });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const { port } = http.address() as AddressInfo;
@@ -82,6 +113,9 @@ export async function startMcpServer(opts: { json?: boolean; slowMs?: number } =
     sessions,
     closedSessions,
     requests,
+    cancelled: waits.cancelled,
+    waiting: () => waits.open.size,
+    release: () => { for (const open of waits.open) open(); waits.open.clear(); },
     close: async () => {
       await Promise.allSettled([...sessions.values()].map((t) => t.close()));
       http.closeAllConnections();
