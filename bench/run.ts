@@ -26,6 +26,7 @@ import { startTraceSink } from './trace-sink';
 import { outputRulesCost } from './output';
 import { measureCpu } from './cpu-measure';
 import { formatTable, round } from './table';
+import { mcpCost } from './mcp';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const autocannon = require('autocannon') as (opts: object) => Promise<{ requests: { average: number; total: number }; non2xx: number; errors: number }>;
@@ -66,11 +67,11 @@ type Proc = { child: ChildProcess; port: number };
 const workerShare = Number(process.env.BENCH_WORKER_SHARE ?? 0.75);
 const quotas: CpuQuota[] = [];
 
-async function startGateway(backendPort: number, { serverJs = join(dist, '..', 'src', 'server.js'), workers = 1, quota, traces, output, spend, dollars, unpriced }: { serverJs?: string; workers?: number; quota?: CpuQuota; traces?: Record<string, unknown>; output?: boolean; spend?: boolean; dollars?: boolean; unpriced?: boolean } = {}): Promise<Proc> {
+async function startGateway(backendPort: number, { serverJs = join(dist, '..', 'src', 'server.js'), workers = 1, quota, traces, output, spend, dollars, unpriced, mcpUrl }: { serverJs?: string; workers?: number; quota?: CpuQuota; traces?: Record<string, unknown>; output?: boolean; spend?: boolean; dollars?: boolean; unpriced?: boolean; mcpUrl?: string } = {}): Promise<Proc> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   const file = join(dir, 'gateway.yaml');
-  writeFileSync(file, benchConfig(backendPort, workers, { traces, output, spend, dollars, unpriced }));
+  writeFileSync(file, benchConfig(backendPort, workers, { traces, output, spend, dollars, unpriced, mcpUrl }));
   // The same Node flags as `npm start` and the image: the gateway is measured as it runs in production.
   const argv: [string, string[]] = [process.execPath, ['--max-semi-space-size=32', serverJs]];
   const [cmd, args] = quota ? quota.wrap(...argv) : argv;
@@ -209,6 +210,9 @@ async function main(): Promise<void> {
     }
   }
 
+  process.stderr.write('mcp...\n');
+  const mcp = await mcpBench(backend.port, quick);
+
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const added = (src: Record<Name, number[]>, p: number, vs: Name = 'direct') => round(percentile(src.gateway, p) - percentile(src[vs], p));
   const result = {
@@ -233,6 +237,7 @@ async function main(): Promise<void> {
       }])),
     },
     outputRules,
+    mcp,
     concurrency: conc,
     rssMb: { idle: round(idleRss, 1), peak512: round(peakRss, 1), workers2Idle: round(workers2IdleRss, 1), workers2Loaded: round(workers2LoadedRss, 1) },
   };
@@ -253,6 +258,18 @@ async function main(): Promise<void> {
   const out = join(dist, '..', '..', 'bench', 'results', `${result.date.replace(/[:.]/g, '-')}.json`);
   writeFileSync(out, `${JSON.stringify({ ...result, targetsMet }, null, 2)}\n`);
   process.stdout.write(formatTable(result, targetsMet) + `\nwritten: ${out}\n`);
+}
+
+/** A tool call direct, through /mcp/<server> and through /mcp (bench/mcp.ts), on a gateway of its own. */
+async function mcpBench(backendPort: number, quick: boolean) {
+  const server = await startChild('mcp-server.js', []);
+  const url = `http://127.0.0.1:${server.port}/mcp`;
+  const gateway = await startGateway(backendPort, { mcpUrl: url });
+  const base = `http://127.0.0.1:${gateway.port}`;
+  const cost = await mcpCost({ direct: url, relay: `${base}/mcp/tools`, federated: `${base}/mcp`, key: BENCH_KEY, gatewayPid: gateway.child.pid!, serverPid: server.child.pid! }, quick);
+  gateway.child.kill('SIGTERM');
+  server.child.kill('SIGTERM');
+  return cost;
 }
 
 interface LoadRun {

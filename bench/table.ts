@@ -43,6 +43,9 @@ export function formatTable(r: any, met: Record<string, boolean>): string {
       `${r.cpuMicrosPerRequest[k].spendOff} / ${r.cpuMicrosPerRequest[k].gateway}`, signed(r.cpuMicrosPerRequest[k].gateway - r.cpuMicrosPerRequest[k].spendOff, 0, 'µs')]),
     ...(['json', 'stream'] as const).map((k) => [`CPU µs per ${k === 'json' ? 'JSON' : 'streamed'} request, without / with a dollar budget`, '', '',
       `${r.cpuMicrosPerRequest[k].gateway} (${spread(r, k, 'gateway')}) / ${r.cpuMicrosPerRequest[k].dollarBudget} (${spread(r, k, 'dollarBudget')})`, change(r.cpuMicrosPerRequest[k].gateway, r.cpuMicrosPerRequest[k].dollarBudget)]),
+    ...(['relay', 'federated'] as const).map((k) => [`MCP tool call via ${k === 'relay' ? '/mcp/<server>' : '/mcp (federated)'}: latency p50 / p99, ms`, `${r.mcp.latencyMs.direct.p50} / ${r.mcp.latencyMs.direct.p99}`, '',
+      `${r.mcp.latencyMs[k].p50} / ${r.mcp.latencyMs[k].p99}`, `${r.mcp.addedLatencyMs[k].p50} / ${r.mcp.addedLatencyMs[k].p99}`]),
+    ['MCP tool call: CPU µs per call, server / gateway relay / gateway federated', r.mcp.cpuMicrosPerCall.server, '', `${r.mcp.cpuMicrosPerCall.gatewayRelay} / ${r.mcp.cpuMicrosPerCall.gatewayFederated}`, ''],
     ['output rules off / on: CPU µs per streamed request', '', '', `${r.outputRules.cpuMicrosPerStream.off} / ${r.outputRules.cpuMicrosPerStream.on}`, signed(r.outputRules.cpuMicrosPerStream.on - r.outputRules.cpuMicrosPerStream.off, 0, 'µs')],
     ['output rules off / on: event gap p99, ms', '', '', `${r.outputRules.gapMs.off.p99} / ${r.outputRules.gapMs.on.p99}`, `${r.outputRules.addedGapP99Ms} ms`],
     ...(r.cpuMicrosPerRequest.json.baseline === undefined ? [] : [

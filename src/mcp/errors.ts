@@ -9,12 +9,14 @@ import type { ServerResponse } from 'node:http';
 import type { JsonRpcId } from './messages';
 
 /** What went wrong, as counted in sluice_mcp_requests_total's outcome label. */
-export type McpFailure = 'not_found' | 'parse' | 'invalid' | 'too_large' | 'unsupported_media_type' | 'timeout' | 'unreachable' | 'server_error';
+export type McpFailure = 'not_found' | 'session_not_found' | 'parse' | 'invalid' | 'too_large' | 'unsupported_media_type' | 'timeout' | 'unreachable' | 'server_error';
 
 // JSON-RPC 2.0's codes: -32700 parse error, -32600 invalid request; the rest is -32000, a server error
 // (-32000 to -32099 are the implementation's own): the HTTP status says which.
 const FAILURES: Record<McpFailure, { status: number; code: number; message: string }> = {
   not_found: { status: 404, code: -32000, message: 'No such MCP server at this path.' },
+  // The code the SDK's servers answer an unknown session with; the 404 is what makes a client begin another.
+  session_not_found: { status: 404, code: -32001, message: 'Session not found: begin a new session with initialize.' },
   parse: { status: 400, code: -32700, message: 'The body is not valid JSON.' },
   invalid: { status: 400, code: -32600, message: 'The body must be a JSON-RPC 2.0 message.' },
   too_large: { status: 413, code: -32000, message: 'The request body is too large.' },

@@ -23,6 +23,7 @@ import { Federation, type FederatedNote } from './federation/federation';
 import { MemorySessionStore, RedisSessionStore } from './federation/sessions';
 import { HEADER_MISMATCH, sendError } from './federation/answers';
 import { headerMismatch } from './modern';
+import { bindingOf } from './session-binding';
 import type { RedisClient } from '../redis/client';
 import { packageVersion } from '../plumbing/version';
 
@@ -57,7 +58,7 @@ class McpExchange {
 }
 
 const OUTCOME: Record<McpFailure, McpOutcome> = {
-  not_found: 'not_found', parse: 'invalid', invalid: 'invalid', too_large: 'too_large', unsupported_media_type: 'invalid',
+  not_found: 'not_found', session_not_found: 'not_found', parse: 'invalid', invalid: 'invalid', too_large: 'too_large', unsupported_media_type: 'invalid',
   timeout: 'timeout', unreachable: 'unreachable', server_error: 'server_error',
 };
 
@@ -153,6 +154,9 @@ export class McpGateway {
   }
 
   private async serve(exchange: McpExchange, req: IncomingMessage, res: ServerResponse, name: string, relay: McpServerRelay, access: McpAccess): Promise<void> {
+    // A session another caller began, or one the gateway never gave, is as unknown as an ended one.
+    const binding = bindingOf(req, name);
+    if (binding === undefined) return this.failWith(exchange, res, 'session_not_found');
     let body: Buffer | undefined;
     if (req.method === 'POST') {
       const read = await readMcpBody(req, this.bodyLimit);
@@ -172,7 +176,7 @@ export class McpGateway {
       if (post.messages.some((m) => isRefusedCall(m, name, access))) return this.refuse(exchange, res, post, name, access);
     }
     const ids = exchange.post === undefined ? undefined : listRequestIds(exchange.post);
-    const end: RelayEnd = await relay.relay(req, res, body, ids === undefined ? undefined : { ids, allowed: (tool) => access.tool(name, tool) });
+    const end: RelayEnd = await relay.relay(req, res, body, ids === undefined ? undefined : { ids, allowed: (tool) => access.tool(name, tool) }, undefined, binding);
     if ('failure' in end) return this.failWith(exchange, res, end.failure);
     if (!('status' in end)) return this.failWith(exchange, res, 'server_error');
     exchange.outcome = end.status === 499 ? 'client_closed' : end.status < 400 ? 'ok' : 'rejected';

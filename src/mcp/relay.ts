@@ -15,6 +15,7 @@ import { EventFilter } from './event-filter';
 import { filterToolLists, parseJson, type ToolAllowed } from './list-filter';
 import type { JsonRpcId } from './messages';
 import type { McpFailure } from './errors';
+import type { SessionBinding } from './session-binding';
 
 // What the transport specification has a client send (basic/transports): its session, the
 // protocol version, where a resumed stream left off, and the message's media types; and, from
@@ -76,7 +77,7 @@ export class McpServerRelay {
   }
 
   /** Relays `req` (its body already read, when it has one) and writes the answer to `res`; never throws. */
-  async relay(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, filter: ListFilter | undefined, upstream?: UpstreamSession): Promise<RelayEnd> {
+  async relay(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, filter: ListFilter | undefined, upstream?: UpstreamSession, binding?: SessionBinding): Promise<RelayEnd> {
     const headers: Record<string, string> = {};
     for (const name of FROM_CLIENT) {
       const value = req.headers[name];
@@ -84,6 +85,10 @@ export class McpServerRelay {
     }
     for (const [name, value] of Object.entries(req.headers)) {
       if (PARAM_HEADER.test(name) && typeof value === 'string') headers[name] = value;
+    }
+    if (binding !== undefined) {
+      delete headers['mcp-session-id'];
+      if (binding.session !== undefined) headers['mcp-session-id'] = binding.session;
     }
     if (upstream !== undefined) sessionHeaders(headers, upstream);
     Object.assign(headers, this.headers);
@@ -110,7 +115,8 @@ export class McpServerRelay {
       }
       for (const name of FROM_SERVER) {
         const value = answer.headers[name];
-        if (value !== undefined && (upstream === undefined || name !== 'mcp-session-id')) res.setHeader(name, value);
+        if (value === undefined || (upstream !== undefined && name === 'mcp-session-id')) continue;
+        res.setHeader(name, binding !== undefined && name === 'mcp-session-id' && typeof value === 'string' ? binding.wrap(value) : value);
       }
       const type = String(answer.headers['content-type'] ?? '');
       if (filter !== undefined && filter.ids.size > 0 && status === 200 && JSON_TYPE.test(type)) {

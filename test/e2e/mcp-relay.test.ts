@@ -24,8 +24,10 @@ describe('MCP relay', () => {
   it('runs a session through the gateway: initialize, a filtered list, an allowed call, the same session again, DELETE ending it', async () => {
     const received: Received = { texts: [] };
     const { client, transport } = await connectClient(s.gw.url, 'files', agent.key, received);
-    const session = transport.sessionId!;
-    expect(session).toMatch(/^[\x21-\x7e]+$/);
+    // The client holds the server's session id bound to its key: "<server's id>.<tag>".
+    const bound = transport.sessionId!;
+    expect(bound).toMatch(/^[\x21-\x7e]+\.[A-Za-z0-9_-]{22}$/);
+    const session = bound.slice(0, bound.lastIndexOf('.'));
     expect(s.files.sessions.has(session)).toBe(true);
     expect(client.getServerVersion()?.name).toBe('sluice-test');
 
@@ -64,6 +66,29 @@ describe('MCP relay', () => {
     const after = await call('POST', `${s.gw.url}/mcp/files`, JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping' }), { ...MCP_HEADERS, ...sessionHeaders });
     expect(after.status).toBe(404);
     expect(after.body.error.message).toBe('Session not found');
+  });
+
+  it('binds a server\'s session to the key that began it: another key, the server\'s bare id or a changed tag is a session not found', async () => {
+    const init = await call('POST', `${s.gw.url}/mcp/files`, INIT, { ...MCP_HEADERS, ...bearer(agent.key) });
+    const bound = init.headers['mcp-session-id'] as string;
+    const bare = bound.slice(0, bound.lastIndexOf('.'));
+    const ping = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'ping' });
+    const as = (key: string, session: string) => ({ ...MCP_HEADERS, ...bearer(key), 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' });
+    const before = s.files.requests.length;
+    // A tag changed in its middle, or only in the last character's unused bits.
+    const flip = (text: string, at: number) => text.slice(0, at) + (text[at] === 'A' ? 'B' : 'A') + text.slice(at + 1);
+    const tagged = flip(bound, bound.length - 10);
+    const padded = flip(bound, bound.length - 1);
+    for (const [key, session] of [[member.key, bound], [agent.key, bare], [agent.key, tagged], [agent.key, padded], [agent.key, `${bare}.`], [agent.key, '.']] as const) {
+      const refused = await call('POST', `${s.gw.url}/mcp/files`, ping, as(key, session));
+      expect(refused.status).toBe(404);
+      expect(refused.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32001 } });
+    }
+    // None of them reached the server; the key that began it goes on.
+    expect(s.files.requests.length).toBe(before);
+    const ok = await call('POST', `${s.gw.url}/mcp/files`, ping, as(agent.key, bound));
+    expect(ok.status).toBe(200);
+    expect(s.files.requests.at(-1)!.headers['mcp-session-id']).toBe(bare);
   });
 
   it('filters tools/list when the server answers with JSON, not an event stream', async () => {
@@ -211,6 +236,7 @@ describe('MCP relay', () => {
     expect(count('files', 'other', 'too_large')).toBe(2);
     // A request refused before its body is read is counted under "other": the gateway does not read what it will not serve.
     expect(count('unknown', 'other', 'not_found')).toBe(2);
-    expect(count('files', 'other', 'not_found')).toBe(1);
+    // One server the key may not use, and the six sessions another key began or none was given (the binding test).
+    expect(count('files', 'other', 'not_found')).toBe(7);
   });
 });
