@@ -1,7 +1,8 @@
 // The two-turn script the agent backends play, whatever the wire protocol:
 // while the conversation holds no tool result, ask for one tool call (the
-// Read tool on `readPath` when it is offered, else the client's shell tool
-// running `command`); once a result is back, answer with text that quotes
+// `tool` named in the script when it is offered, as an MCP server's tool is;
+// else the Read tool on `readPath` when it is offered, else the client's
+// shell tool running `command`); once a result is back, answer with text that quotes
 // it, so a test proves the tool ran and its output reached the model.
 // A request that offers no tool we know (a title or quota call) gets a
 // short plain answer. With `thinking` in the script, a request that turns
@@ -14,6 +15,8 @@ export interface AgentScript {
   readPath?: string;
   /** The reasoning an answer starts with when the request turns thinking on; unset: never any. */
   thinking?: string;
+  /** A function tool called by name (and namespace, as Responses groups an MCP server's tools), with these arguments, when the request offers it (first of all). */
+  tool?: { name: string; namespace?: string; args: Record<string, unknown> };
 }
 
 /** A tool the request offers, as the protocol names it. */
@@ -21,6 +24,8 @@ export interface ToolOffer {
   name: string;
   /** function: JSON arguments; custom: free text (Codex's code-mode `exec`); local_shell: Responses' built-in. */
   kind: 'function' | 'custom' | 'local_shell';
+  /** The Responses namespace the tool sits in, if any. */
+  namespace?: string;
 }
 
 /** What the script reads from a request, decoded by each protocol. */
@@ -33,7 +38,7 @@ export interface TurnView {
 }
 
 export type ScriptStep = (
-  | { kind: 'call'; preamble: string; name: string; tool: ToolOffer['kind']; args: Record<string, unknown>; input: string }
+  | { kind: 'call'; preamble: string; name: string; namespace?: string; tool: ToolOffer['kind']; args: Record<string, unknown>; input: string }
   | { kind: 'answer'; text: string }
 ) & { thinking?: string };
 
@@ -68,6 +73,10 @@ export function nextStep(script: AgentScript, view: TurnView): ScriptStep {
 function scriptStep(script: AgentScript, view: TurnView): ScriptStep {
   if (view.toolResult !== undefined) return { kind: 'answer', text: finalAnswer(view.toolResult) };
   const offered = (name: string, kind: ToolOffer['kind']) => view.tools.some((t) => t.name === name && t.kind === kind);
+  const { tool } = script;
+  if (tool !== undefined && view.tools.some((t) => t.name === tool.name && t.namespace === tool.namespace && t.kind === 'function')) {
+    return { ...call(tool.name, 'function', tool.args), ...(tool.namespace === undefined ? {} : { namespace: tool.namespace }) };
+  }
   if (script.readPath !== undefined && offered('Read', 'function')) return call('Read', 'function', { file_path: script.readPath });
   for (const [name, args] of SHELL_FUNCTIONS) {
     if (offered(name, 'function')) return call(name, 'function', args(script.command));
