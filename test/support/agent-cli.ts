@@ -32,6 +32,8 @@ export interface AgentRunOptions {
 export interface CodexRunOptions extends AgentRunOptions {
   /** TOML appended to config.toml (tables such as [mcp_servers.<name>]). */
   config?: string;
+  /** false: Codex's own sandbox, as for a task that runs no shell command; default: full access. */
+  fullAccess?: boolean;
 }
 
 export interface ClaudeRunOptions extends AgentRunOptions {
@@ -69,13 +71,13 @@ const baseEnv = (home: string): NodeJS.ProcessEnv => ({ PATH: process.env.PATH ?
 
 const toml = (value: string): string => JSON.stringify(value);
 
-export function codexConfig(baseUrl: string, model?: string): string {
+export function codexConfig(baseUrl: string, model?: string, fullAccess = true): string {
   return [
     ...(model === undefined ? [] : [`model = ${toml(model)}`]),
     'model_provider = "sluice"',
     // Run the shell command without asking; the container has no sandbox of its own to offer.
     'approval_policy = "never"',
-    'sandbox_mode = "danger-full-access"',
+    ...(fullAccess ? ['sandbox_mode = "danger-full-access"'] : []),
     'check_for_update_on_startup = false',
     '',
     '[model_providers.sluice]',
@@ -101,7 +103,7 @@ export function runCodexExec(opts: CodexRunOptions): Promise<AgentRunResult> {
   const home = realpathSync(mkdtempSync(join(tmpdir(), 'sluice-codex-')));
   const codexHome = join(home, '.codex');
   mkdirSync(codexHome);
-  writeFileSync(join(codexHome, 'config.toml'), `${codexConfig(opts.baseUrl, opts.model)}${opts.config ?? ''}`);
+  writeFileSync(join(codexHome, 'config.toml'), `${codexConfig(opts.baseUrl, opts.model, opts.fullAccess)}${opts.config ?? ''}`);
   const env = { ...baseEnv(home), ...opts.env, CODEX_HOME: codexHome, [CODEX_KEY_ENV]: opts.apiKey };
   const args = [CODEX_LAUNCHER, 'exec', '--skip-git-repo-check', '--color', 'never', '-C', opts.cwd, opts.prompt];
   return runBounded(args, env, opts, home);

@@ -4,6 +4,9 @@
 // else the Read tool on `readPath` when it is offered, else the client's
 // shell tool running `command`); once a result is back, answer with text that quotes
 // it, so a test proves the tool ran and its output reached the model.
+// Claude Code's tool search offers an MCP tool only once the model has
+// loaded it: then the script's first turn is ToolSearch ("select:<tool>"),
+// and the tool is called when its result is back.
 // A request that offers no tool we know (a title or quota call) gets a
 // short plain answer. With `thinking` in the script, a request that turns
 // thinking on gets it as the answer's reasoning first.
@@ -33,6 +36,8 @@ export interface TurnView {
   tools: ToolOffer[];
   /** The text of the latest tool result, when the conversation has one. */
   toolResult?: string;
+  /** The name of the tool that gave that result (Messages and chat: the call it answers). */
+  toolResultOf?: string;
   /** The request turns thinking on (chat: chat_template_kwargs.enable_thinking; Messages: thinking enabled or adaptive). */
   thinking?: boolean;
 }
@@ -45,6 +50,8 @@ export type ScriptStep = (
 export const PREAMBLE = 'Running the tool first.';
 export const FINAL_PREFIX = 'The tool returned:';
 export const PLAIN_ANSWER = 'Sluice agent test';
+/** Claude Code's tool that loads a deferred tool (an MCP server's, with tool search on) by name. */
+export const TOOL_SEARCH = 'ToolSearch';
 
 /** The answer to a turn that carries a tool result: its text, quoted. */
 export const finalAnswer = (toolResult: string): string => `${FINAL_PREFIX}\n${toolResult.trim()}`;
@@ -71,12 +78,15 @@ export function nextStep(script: AgentScript, view: TurnView): ScriptStep {
 }
 
 function scriptStep(script: AgentScript, view: TurnView): ScriptStep {
-  if (view.toolResult !== undefined) return { kind: 'answer', text: finalAnswer(view.toolResult) };
-  const offered = (name: string, kind: ToolOffer['kind']) => view.tools.some((t) => t.name === name && t.kind === kind);
   const { tool } = script;
-  if (tool !== undefined && view.tools.some((t) => t.name === tool.name && t.namespace === tool.namespace && t.kind === 'function')) {
+  const toolOffered = tool !== undefined && view.tools.some((t) => t.name === tool.name && t.namespace === tool.namespace && t.kind === 'function');
+  const searched = view.toolResultOf === TOOL_SEARCH;
+  if (view.toolResult !== undefined && !(searched && toolOffered)) return { kind: 'answer', text: finalAnswer(view.toolResult) };
+  const offered = (name: string, kind: ToolOffer['kind']) => view.tools.some((t) => t.name === name && t.kind === kind);
+  if (tool !== undefined && toolOffered) {
     return { ...call(tool.name, 'function', tool.args), ...(tool.namespace === undefined ? {} : { namespace: tool.namespace }) };
   }
+  if (tool !== undefined && offered(TOOL_SEARCH, 'function')) return call(TOOL_SEARCH, 'function', { query: `select:${tool.name}`, max_results: 1 });
   if (script.readPath !== undefined && offered('Read', 'function')) return call('Read', 'function', { file_path: script.readPath });
   for (const [name, args] of SHELL_FUNCTIONS) {
     if (offered(name, 'function')) return call(name, 'function', args(script.command));
