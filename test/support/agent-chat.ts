@@ -20,8 +20,16 @@ export function chatView(body: any): TurnView {
     if (t?.type === 'custom' && typeof t.custom?.name === 'string') return [{ name: t.custom.name, kind: 'custom' as const }];
     return [];
   });
-  const result = (Array.isArray(body.messages) ? body.messages : []).filter((m: any) => m?.role === 'tool').at(-1);
-  return { tools, toolResult: result === undefined ? undefined : contentText(result.content), thinking: body.chat_template_kwargs?.enable_thinking === true };
+  const messages: any[] = Array.isArray(body.messages) ? body.messages : [];
+  const result = messages.filter((m) => m?.role === 'tool').at(-1);
+  const call = result === undefined ? undefined : messages.flatMap((m) => (m?.role === 'assistant' && Array.isArray(m.tool_calls) ? m.tool_calls : []))
+    .find((c: any) => c?.id === result.tool_call_id);
+  return {
+    tools,
+    toolResult: result === undefined ? undefined : contentText(result.content),
+    toolResultOf: call?.function?.name ?? call?.custom?.name,
+    thinking: body.chat_template_kwargs?.enable_thinking === true,
+  };
 }
 
 function toolCall(body: any, step: Extract<ScriptStep, { kind: 'call' }>, n: number): any {

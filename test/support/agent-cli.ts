@@ -8,6 +8,8 @@
 // Usage:
 //   const r = await runCodexExec({ baseUrl: `${gw.url}/v1`, apiKey, prompt: 'Run it', cwd });
 //   const r = await runClaudePrint({ baseUrl: gw.url, apiKey, prompt: 'Read secret.txt', cwd });
+//   runClaudePrint({ …, mcpConfig: { mcpServers: { … } }, allowedTools: ['mcp__tools__add'] });
+//   runCodexExec({ …, config: '[mcp_servers.tools]\nurl = "…"', env: { TOKEN_VAR: key } });
 import { spawn } from 'node:child_process';
 import { mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,11 +25,24 @@ export interface AgentRunOptions {
   /** Unset: the CLI's own default model. */
   model?: string;
   timeoutMs?: number;
+  /** More variables for the CLI's environment (a token an MCP server's config names). */
+  env?: Record<string, string>;
+}
+
+export interface CodexRunOptions extends AgentRunOptions {
+  /** TOML appended to config.toml (tables such as [mcp_servers.<name>]). */
+  config?: string;
+  /** false: Codex's own sandbox, as for a task that runs no shell command; default: full access. */
+  fullAccess?: boolean;
 }
 
 export interface ClaudeRunOptions extends AgentRunOptions {
   /** x-api-key: ANTHROPIC_API_KEY (the default). bearer: ANTHROPIC_AUTH_TOKEN, sent as Authorization: Bearer. */
   auth?: 'x-api-key' | 'bearer';
+  /** Passed as --mcp-config (JSON), with --strict-mcp-config so no other server is read. */
+  mcpConfig?: unknown;
+  /** --allowedTools: the tools run without asking; default Read. */
+  allowedTools?: string[];
 }
 
 export interface AgentRunResult {
@@ -56,13 +71,13 @@ const baseEnv = (home: string): NodeJS.ProcessEnv => ({ PATH: process.env.PATH ?
 
 const toml = (value: string): string => JSON.stringify(value);
 
-export function codexConfig(baseUrl: string, model?: string): string {
+export function codexConfig(baseUrl: string, model?: string, fullAccess = true): string {
   return [
     ...(model === undefined ? [] : [`model = ${toml(model)}`]),
     'model_provider = "sluice"',
     // Run the shell command without asking; the container has no sandbox of its own to offer.
     'approval_policy = "never"',
-    'sandbox_mode = "danger-full-access"',
+    ...(fullAccess ? ['sandbox_mode = "danger-full-access"'] : []),
     'check_for_update_on_startup = false',
     '',
     '[model_providers.sluice]',
@@ -84,12 +99,12 @@ export function codexConfig(baseUrl: string, model?: string): string {
   ].join('\n');
 }
 
-export function runCodexExec(opts: AgentRunOptions): Promise<AgentRunResult> {
+export function runCodexExec(opts: CodexRunOptions): Promise<AgentRunResult> {
   const home = realpathSync(mkdtempSync(join(tmpdir(), 'sluice-codex-')));
   const codexHome = join(home, '.codex');
   mkdirSync(codexHome);
-  writeFileSync(join(codexHome, 'config.toml'), codexConfig(opts.baseUrl, opts.model));
-  const env = { ...baseEnv(home), CODEX_HOME: codexHome, [CODEX_KEY_ENV]: opts.apiKey };
+  writeFileSync(join(codexHome, 'config.toml'), `${codexConfig(opts.baseUrl, opts.model, opts.fullAccess)}${opts.config ?? ''}`);
+  const env = { ...baseEnv(home), ...opts.env, CODEX_HOME: codexHome, [CODEX_KEY_ENV]: opts.apiKey };
   const args = [CODEX_LAUNCHER, 'exec', '--skip-git-repo-check', '--color', 'never', '-C', opts.cwd, opts.prompt];
   return runBounded(args, env, opts, home);
 }
@@ -98,6 +113,7 @@ export function runClaudePrint(opts: ClaudeRunOptions): Promise<AgentRunResult> 
   const home = realpathSync(mkdtempSync(join(tmpdir(), 'sluice-claude-')));
   const env = {
     ...baseEnv(home),
+    ...opts.env,
     CLAUDE_CONFIG_DIR: join(home, '.claude'),
     ANTHROPIC_BASE_URL: opts.baseUrl,
     [opts.auth === 'bearer' ? 'ANTHROPIC_AUTH_TOKEN' : 'ANTHROPIC_API_KEY']: opts.apiKey,
@@ -107,7 +123,8 @@ export function runClaudePrint(opts: ClaudeRunOptions): Promise<AgentRunResult> 
     DISABLE_ERROR_REPORTING: '1',
     CLAUDE_CODE_MAX_RETRIES: '0',
   };
-  const args = [CLAUDE_LAUNCHER, '-p', opts.prompt, '--output-format', 'text', '--allowedTools', 'Read',
+  const args = [CLAUDE_LAUNCHER, '-p', opts.prompt, '--output-format', 'text', '--allowedTools', ...(opts.allowedTools ?? ['Read']),
+    ...(opts.mcpConfig === undefined ? [] : ['--mcp-config', JSON.stringify(opts.mcpConfig), '--strict-mcp-config']),
     ...(opts.model === undefined ? [] : ['--model', opts.model])];
   return runBounded(args, env, opts, home);
 }

@@ -13,7 +13,16 @@ export function messagesView(body: any): TurnView {
     .filter((m: any) => m?.role === 'user' && Array.isArray(m.content))
     .flatMap((m: any) => m.content);
   const result = blocks.filter((b: any) => b?.type === 'tool_result').at(-1);
-  return { tools, toolResult: result === undefined ? undefined : contentText(result.content), thinking: body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive' };
+  const call = result === undefined ? undefined : (Array.isArray(body.messages) ? body.messages : [])
+    .filter((m: any) => m?.role === 'assistant' && Array.isArray(m.content))
+    .flatMap((m: any) => m.content)
+    .find((b: any) => b?.type === 'tool_use' && b.id === result.tool_use_id);
+  return {
+    tools,
+    toolResult: result === undefined ? undefined : contentText(result.content),
+    toolResultOf: call?.name,
+    thinking: body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive',
+  };
 }
 
 /** The signature a thinking block carries (Anthropic's is opaque; clients send it back as they got it). */

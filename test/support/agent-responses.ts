@@ -6,11 +6,11 @@ import { contentText, pieces, roughTokens, sseFrame, type ScriptStep, type ToolO
 
 // Tools sit in `tools` and, for Codex's code mode, in `additional_tools` input
 // items; namespaces nest them.
-function collectTools(tools: unknown, into: ToolOffer[]): ToolOffer[] {
+function collectTools(tools: unknown, into: ToolOffer[], namespace?: string): ToolOffer[] {
   if (!Array.isArray(tools)) return into;
   for (const t of tools) {
-    if (t?.type === 'namespace') collectTools(t.tools, into);
-    else if (t?.type === 'function' || t?.type === 'custom') into.push({ name: String(t.name), kind: t.type });
+    if (t?.type === 'namespace') collectTools(t.tools, into, String(t.name));
+    else if (t?.type === 'function' || t?.type === 'custom') into.push({ name: String(t.name), kind: t.type, ...(namespace === undefined ? {} : { namespace }) });
     else if (t?.type === 'local_shell') into.push({ name: 'local_shell', kind: 'local_shell' });
   }
   return into;
@@ -32,7 +32,8 @@ function callItem(step: Extract<ScriptStep, { kind: 'call' }>, n: number): any {
   const callId = `call_${n}`;
   if (step.tool === 'custom') return { type: 'custom_tool_call', id: `ctc_${n}`, call_id: callId, name: step.name, input: step.input, status: 'completed' };
   if (step.tool === 'local_shell') return { type: 'local_shell_call', id: `lsh_${n}`, call_id: callId, action: step.args, status: 'completed' };
-  return { type: 'function_call', id: `fc_${n}`, call_id: callId, name: step.name, arguments: step.input, status: 'completed' };
+  const namespace = step.namespace === undefined ? {} : { namespace: step.namespace };
+  return { type: 'function_call', id: `fc_${n}`, call_id: callId, name: step.name, ...namespace, arguments: step.input, status: 'completed' };
 }
 
 /** The events that build one output item, from output_item.added to output_item.done. */

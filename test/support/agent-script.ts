@@ -1,8 +1,12 @@
 // The two-turn script the agent backends play, whatever the wire protocol:
 // while the conversation holds no tool result, ask for one tool call (the
-// Read tool on `readPath` when it is offered, else the client's shell tool
-// running `command`); once a result is back, answer with text that quotes
+// `tool` named in the script when it is offered, as an MCP server's tool is;
+// else the Read tool on `readPath` when it is offered, else the client's
+// shell tool running `command`); once a result is back, answer with text that quotes
 // it, so a test proves the tool ran and its output reached the model.
+// Claude Code's tool search offers an MCP tool only once the model has
+// loaded it: then the script's first turn is ToolSearch ("select:<tool>"),
+// and the tool is called when its result is back.
 // A request that offers no tool we know (a title or quota call) gets a
 // short plain answer. With `thinking` in the script, a request that turns
 // thinking on gets it as the answer's reasoning first.
@@ -14,6 +18,8 @@ export interface AgentScript {
   readPath?: string;
   /** The reasoning an answer starts with when the request turns thinking on; unset: never any. */
   thinking?: string;
+  /** A function tool called by name (and namespace, as Responses groups an MCP server's tools), with these arguments, when the request offers it (first of all). */
+  tool?: { name: string; namespace?: string; args: Record<string, unknown> };
 }
 
 /** A tool the request offers, as the protocol names it. */
@@ -21,6 +27,8 @@ export interface ToolOffer {
   name: string;
   /** function: JSON arguments; custom: free text (Codex's code-mode `exec`); local_shell: Responses' built-in. */
   kind: 'function' | 'custom' | 'local_shell';
+  /** The Responses namespace the tool sits in, if any. */
+  namespace?: string;
 }
 
 /** What the script reads from a request, decoded by each protocol. */
@@ -28,18 +36,22 @@ export interface TurnView {
   tools: ToolOffer[];
   /** The text of the latest tool result, when the conversation has one. */
   toolResult?: string;
+  /** The name of the tool that gave that result (Messages and chat: the call it answers). */
+  toolResultOf?: string;
   /** The request turns thinking on (chat: chat_template_kwargs.enable_thinking; Messages: thinking enabled or adaptive). */
   thinking?: boolean;
 }
 
 export type ScriptStep = (
-  | { kind: 'call'; preamble: string; name: string; tool: ToolOffer['kind']; args: Record<string, unknown>; input: string }
+  | { kind: 'call'; preamble: string; name: string; namespace?: string; tool: ToolOffer['kind']; args: Record<string, unknown>; input: string }
   | { kind: 'answer'; text: string }
 ) & { thinking?: string };
 
 export const PREAMBLE = 'Running the tool first.';
 export const FINAL_PREFIX = 'The tool returned:';
 export const PLAIN_ANSWER = 'Sluice agent test';
+/** Claude Code's tool that loads a deferred tool (an MCP server's, with tool search on) by name. */
+export const TOOL_SEARCH = 'ToolSearch';
 
 /** The answer to a turn that carries a tool result: its text, quoted. */
 export const finalAnswer = (toolResult: string): string => `${FINAL_PREFIX}\n${toolResult.trim()}`;
@@ -66,8 +78,15 @@ export function nextStep(script: AgentScript, view: TurnView): ScriptStep {
 }
 
 function scriptStep(script: AgentScript, view: TurnView): ScriptStep {
-  if (view.toolResult !== undefined) return { kind: 'answer', text: finalAnswer(view.toolResult) };
+  const { tool } = script;
+  const toolOffered = tool !== undefined && view.tools.some((t) => t.name === tool.name && t.namespace === tool.namespace && t.kind === 'function');
+  const searched = view.toolResultOf === TOOL_SEARCH;
+  if (view.toolResult !== undefined && !(searched && toolOffered)) return { kind: 'answer', text: finalAnswer(view.toolResult) };
   const offered = (name: string, kind: ToolOffer['kind']) => view.tools.some((t) => t.name === name && t.kind === kind);
+  if (tool !== undefined && toolOffered) {
+    return { ...call(tool.name, 'function', tool.args), ...(tool.namespace === undefined ? {} : { namespace: tool.namespace }) };
+  }
+  if (tool !== undefined && offered(TOOL_SEARCH, 'function')) return call(TOOL_SEARCH, 'function', { query: `select:${tool.name}`, max_results: 1 });
   if (script.readPath !== undefined && offered('Read', 'function')) return call('Read', 'function', { file_path: script.readPath });
   for (const [name, args] of SHELL_FUNCTIONS) {
     if (offered(name, 'function')) return call(name, 'function', args(script.command));
