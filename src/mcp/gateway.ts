@@ -10,6 +10,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { UsageRecord } from '../spend/record';
+import type { Tracing } from '../tracing/tracing';
 import { authenticate, authorizationOf, type KeyIndex, type Principal } from '../auth/keys';
 import type { GatewayConfig } from '../config/schema';
 import { requestIdOf } from '../pipeline/context';
@@ -19,10 +21,14 @@ import { isRefusedCall, listRequestIds, methodLabel, readPost, type McpPost } fr
 import { mcpCounter, type McpCounter, type McpOutcome } from './metrics';
 import { readMcpBody } from './body';
 import { McpServerRelay, type RelayEnd } from './relay';
+import { ToolCalls, toolCallsOf, type ToolCall } from './tool-calls';
 
 export interface McpDeps {
   logger: Logger;
   metrics?: Registry;
+  /** Where each tool call's usage record goes. */
+  spend?: { add(record: UsageRecord): void };
+  tracing?: Tracing;
 }
 
 /** What one MCP request did, for its access line and its count: written here, read when the response closes. */
@@ -33,8 +39,12 @@ class McpExchange {
   /** The tool of a tools/call, when the key may call it (a name it may not call is the client's text: not logged). */
   tool?: string;
   outcome: McpOutcome = 'ok';
+  /** The POST's tools/call requests: each leaves a usage record, a count, a span and an audit line. */
+  calls: ToolCall[] = [];
+  bytesIn = 0;
+  bytesOut = 0;
 
-  constructor(readonly id: string, readonly server: string | undefined, private readonly httpMethod: string | undefined) {}
+  constructor(readonly id: string, readonly server: string | undefined, private readonly httpMethod: string | undefined, readonly headers: IncomingMessage['headers']) {}
 
   /** The metrics label: the message's method; a GET (the server's own stream) or a DELETE (the session's end) says which it is. */
   method(): string {
@@ -52,18 +62,20 @@ export class McpGateway {
   private readonly servers = new Map<string, McpServerRelay>();
   private readonly access: AccessTable;
   private readonly count: McpCounter;
+  private readonly toolCalls: ToolCalls;
   private readonly bodyLimit: number;
 
   constructor(config: Pick<GatewayConfig, 'mcp' | 'orgs' | 'server'>, private readonly deps: McpDeps) {
     for (const [name, server] of Object.entries(config.mcp?.servers ?? {})) this.servers.set(name, new McpServerRelay(server));
     this.access = new AccessTable(config.orgs);
     this.count = mcpCounter(deps.metrics);
+    this.toolCalls = new ToolCalls(deps);
     this.bodyLimit = config.server.bodyLimit;
   }
 
   /** Serves one request at /mcp/`name`; `fail` gets a refused key (the error middleware's 401). */
   handle(req: IncomingMessage, res: ServerResponse, name: string, keys: KeyIndex, fail: (err: unknown) => void): void {
-    const exchange = new McpExchange(requestIdOf(req, res), this.servers.has(name) ? name : undefined, req.method);
+    const exchange = new McpExchange(requestIdOf(req, res), this.servers.has(name) ? name : undefined, req.method, req.headers);
     const closed = new Promise<void>((resolve) => res.once('close', resolve));
     let served: Promise<void> = Promise.resolve();
     // Logged and counted once the response has closed and the relay has said how it ended, whichever comes last.
@@ -87,15 +99,18 @@ export class McpGateway {
       if (typeof read === 'string') return this.failWith(exchange, res, read);
       if (read === undefined) return void (exchange.outcome = 'client_closed');
       body = read.bytes;
+      exchange.bytesIn = body.length;
       const post = readPost(read.json);
       if (post === undefined) return this.failWith(exchange, res, 'invalid');
       exchange.post = post;
+      exchange.calls = toolCallsOf(post, name, access);
       const call = post.messages.find((m) => m.method === 'tools/call');
       if (call?.tool !== undefined && access.tool(name, call.tool)) exchange.tool = call.tool;
       if (post.messages.some((m) => isRefusedCall(m, name, access))) return this.refuse(exchange, res, post, name, access);
     }
     const ids = exchange.post === undefined ? undefined : listRequestIds(exchange.post);
     const end: RelayEnd = await relay.relay(req, res, body, ids === undefined ? undefined : { ids, allowed: (tool) => access.tool(name, tool) });
+    exchange.bytesOut = end.bytes;
     if ('failure' in end) return this.failWith(exchange, res, end.failure);
     exchange.outcome = end.status === 499 ? 'client_closed' : end.status < 400 ? 'ok' : 'rejected';
   }
@@ -112,18 +127,21 @@ export class McpGateway {
       ? unknownTool(m.id!, m.tool)
       : { jsonrpc: '2.0', id: m.id, error: { code: -32000, message: 'Not processed: send this request again on its own.' } }));
     const text = JSON.stringify(post.batch ? answers : answers[0]);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    exchange.bytesOut = Buffer.byteLength(text);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': exchange.bytesOut });
     res.end(text);
   }
 
   private failWith(exchange: McpExchange, res: ServerResponse, failure: McpFailure): void {
     exchange.outcome = OUTCOME[failure];
     if (failure === 'too_large') res.setHeader('connection', 'close'); // the rest of the body is not read
-    sendFailure(res, failure);
+    exchange.bytesOut += sendFailure(res, failure);
   }
 
   private finish(exchange: McpExchange, res: ServerResponse): void {
     const method = exchange.method();
+    const status = exchange.outcome === 'client_closed' ? 499 : res.statusCode;
+    const durationMs = performance.now() - exchange.started;
     this.count(exchange.server ?? 'unknown', method, exchange.outcome);
     this.deps.logger.info({
       requestId: exchange.id,
@@ -133,10 +151,16 @@ export class McpGateway {
       server: exchange.server,
       method,
       tool: exchange.tool,
-      status: exchange.outcome === 'client_closed' ? 499 : res.statusCode,
+      status,
       outcome: exchange.outcome,
-      durationMs: Math.round((performance.now() - exchange.started) * 100) / 100,
+      durationMs: Math.round(durationMs * 100) / 100,
     }, 'request');
+    // Calls are known once the body is read, by then the key and the server are too.
+    if (exchange.calls.length === 0 || exchange.principal === undefined || exchange.server === undefined) return;
+    this.toolCalls.finish({
+      requestId: exchange.id, principal: exchange.principal, server: exchange.server, calls: exchange.calls, outcome: exchange.outcome, status,
+      startTime: performance.timeOrigin + exchange.started, durationMs, bytesIn: exchange.bytesIn, bytesOut: exchange.bytesOut, headers: exchange.headers,
+    });
   }
 
   close(): Promise<void> {
