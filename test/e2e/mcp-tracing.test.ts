@@ -97,7 +97,7 @@ describe('MCP tool call spans', () => {
     expect(await spanOf('span-down')).toMatchObject({ name: 'execute_tool anything', status: { code: 2 }, attributes: expect.objectContaining({ 'error.type': 'unreachable', 'http.response.status_code': 502 }) });
   });
 
-  it('never puts the server\'s credential, the key, the arguments or the result in a span or a log line', async () => {
+  it('never puts the server\'s credential, the key, the session id, the arguments or the result in a span or a log line', async () => {
     const res = await call('POST', `${gw.url}/mcp/files`, toolCall(46, 'headers'), { ...headers, 'x-request-id': 'span-headers' });
     expect(res.status).toBe(200);
     await spanOf('span-headers');
@@ -109,6 +109,7 @@ describe('MCP tool call spans', () => {
       expect(text).not.toContain(agent.key);
       expect(text).not.toContain(String(A));
       expect(text).not.toContain(SUM);
+      expect(text).not.toContain(headers['mcp-session-id']);
     }
     expect(gw.logs.filter((l) => l.msg === 'mcp tool call' && l.requestId === 'span-headers')).toEqual([expect.objectContaining({ audit: true, keyId: 'agent', org: 'acme', server: 'files', tool: 'headers', outcome: 'ok' })]);
   });

@@ -8,8 +8,9 @@
 // none of it, nor in anything the client received.
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { admin, makeAdminKey } from '../support/admin';
-import { bearer, call } from '../support/http';
-import { agent, connectClient, member, SERVER_TOKEN, startMcpStack, type McpStack, type Received } from '../support/mcp-stack';
+import { makeKey } from '../support/gateway';
+import { bearer, call, postSse } from '../support/http';
+import { agent, connectClient, member, plain, SERVER_TOKEN, startMcpStack, type McpStack, type Received } from '../support/mcp-stack';
 import { parseExposition, scrape, series } from '../support/metrics';
 import { exported } from '../support/spend';
 import { deletePrefix, sharedRedisUrl, uniquePrefix } from '../support/redis';
@@ -20,12 +21,14 @@ const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', param
 
 describe.each(['memory', 'redis'] as const)('MCP tool calls counted, on the %s store', (store) => {
   const adminKey = makeAdminKey();
+  /** Any tool of the servers that fail: every name it sends is one it may call. */
+  const prober = makeKey('prober', { mcp: { servers: ['dead', 'silent'], tools: ['dead/*', 'silent/*'] } });
   const prefix = uniquePrefix();
   let s: McpStack;
   let adminUrl: string;
 
   beforeAll(async () => {
-    s = await startMcpStack({ admin: true, config: { admin: { keys: [adminKey.digest] }, ...(store === 'redis' && { redis: { url: sharedRedisUrl(), prefix } }) } });
+    s = await startMcpStack({ admin: true, config: { keys: [agent.entry, plain.entry, member.entry, prober.entry], admin: { keys: [adminKey.digest] }, ...(store === 'redis' && { redis: { url: sharedRedisUrl(), prefix } }) } });
     adminUrl = s.gw.admin!.url;
   });
   afterAll(async () => {
@@ -134,6 +137,47 @@ describe.each(['memory', 'redis'] as const)('MCP tool calls counted, on the %s s
     const after = await samples();
     expect(series(after, 'sluice_mcp_tool_call_duration_seconds_count')['server=files,tool=add']).toBeGreaterThanOrEqual(before + 5);
     expect(series(after, 'sluice_mcp_tool_call_duration_seconds_sum')['server=files,tool=add']).toBeGreaterThan(0);
+  });
+
+  it('records a call the server never answered, or that could not reach it, with the gateway\'s status and its answer\'s bytes', async () => {
+    const headers = { ...MCP_HEADERS, ...bearer(prober.key) };
+    const silent = await call('POST', `${s.gw.url}/mcp/silent`, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'wait' } }), { ...headers, 'x-request-id': 'usage-timeout-1' });
+    const dead = await call('POST', `${s.gw.url}/mcp/dead`, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'gone' } }), { ...headers, 'x-request-id': 'usage-dead-1' });
+    expect([silent.status, dead.status]).toEqual([504, 502]);
+    expect((await recordsOf('usage-timeout-1', 1))[0]).toMatchObject({ key: 'prober', server: 'silent', tool: 'wait', outcome: 'timeout', reason: 'timeout', status: 504, bytes_out: Buffer.byteLength(silent.text) });
+    expect((await recordsOf('usage-dead-1', 1))[0]).toMatchObject({ server: 'dead', tool: 'gone', outcome: 'unreachable', status: 502, bytes_out: Buffer.byteLength(dead.text) });
+  });
+
+  it('records a call whose client left mid-answer as client_closed, with the bytes it had been sent', async () => {
+    const headers = await session(agent.key, 'files');
+    await call('POST', `${s.gw.url}/mcp/files`, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), headers);
+    const body = { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'slow', arguments: {}, _meta: { progressToken: 'p' } } };
+    // The slow tool sends one progress event, then its result 800 ms later: the client leaves after the event.
+    const res = await postSse(`${s.gw.url}/mcp/files`, body, { ...headers, 'x-request-id': 'usage-left-1' }, 1);
+    expect(res.events).toHaveLength(1);
+    const [record] = await recordsOf('usage-left-1', 1);
+    expect(record).toMatchObject({ tool: 'slow', outcome: 'client_closed', status: 499, bytes_out: Buffer.byteLength(res.raw) });
+    expect(record.bytes_out).toBeGreaterThan(0);
+  });
+
+  it('never makes a label of a client\'s odd tool name, and labels at most 100 names a server', async () => {
+    const headers = { ...MCP_HEADERS, ...bearer(prober.key) };
+    const names = ['x"} 1\nsluice_fake 1', 'é', 'a b', '', ...Array.from({ length: 105 }, (_, i) => `tool_${i}`)];
+    for (const name of names) {
+      const res = await call('POST', `${s.gw.url}/mcp/dead`, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name } }), headers);
+      // Relayed to a server that is down (502), or refused (200: a name across lines, which no glob matches).
+      expect([name, res.status]).toEqual([name, name.includes('\n') ? 200 : 502]);
+    }
+    const exposition = (await scrape(s.gw.metrics!.url)).text;
+    const labels = Object.keys(series(parseExposition(exposition), 'sluice_mcp_tool_calls_total')).filter((k) => k.includes('server=dead'));
+    const tools = labels.map((k) => /tool=([^,]*)/.exec(k)![1]);
+    expect(tools).toContain('other');
+    expect(tools.filter((t) => t !== 'other')).toHaveLength(100);
+    // The names of the calls before (the unreachable server's `gone`) and these, first come first labelled.
+    expect(tools.filter((t) => t !== 'other' && t !== 'gone' && !/^tool_\d+$/.test(t))).toEqual([]);
+    expect(exposition).not.toContain('sluice_fake');
+    // The records keep each name tried, as the export's text.
+    expect((await records()).filter((r) => r.server === 'dead' && r.tool === 'tool_104')).toHaveLength(1);
   });
 
   it('never lets the server\'s credential reach the client, a log line, a metric or a usage record', async () => {

@@ -1,13 +1,10 @@
 // What a tool call leaves, as pure functions: its usage record (the bytes of
-// a batch shared so they sum to the request's), the tool label of its metrics
-// (only an allowed, well-formed name, and at most 100 a server), and the
-// parent of its span (the call's params._meta first, the header linked).
-import { trace } from '@opentelemetry/api';
+// a batch shared so they sum to the request's) and the tool label of its
+// metrics (only an allowed, well-formed name, and at most 100 a server).
 import { toolCallRecord, toolCallsOf, type ToolCallsEnd } from '../../../src/mcp/tool-calls';
 import { MAX_TOOLS_PER_SERVER, toolLabel } from '../../../src/mcp/tool-metrics';
 import { compileAccess } from '../../../src/mcp/access';
 import { readPost } from '../../../src/mcp/messages';
-import { toolCallParents } from '../../../src/tracing/tool-span';
 
 const end = (over: Partial<ToolCallsEnd> = {}): ToolCallsEnd => ({
   requestId: 'req-1', principal: { id: 'ci', org: 'acme' } as ToolCallsEnd['principal'], server: 'github',
@@ -66,23 +63,5 @@ describe('the tool label', () => {
     expect(labels.slice(MAX_TOOLS_PER_SERVER)).toEqual(Array(20).fill('other'));
     expect(toolLabel(seen, 'a', 't0', true)).toBe('t0');
     expect(toolLabel(seen, 'b', 't500', true)).toBe('t500');
-  });
-});
-
-describe('the tool call span\'s parent', () => {
-  const META = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
-  const HEADER = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
-  const idsOf = (p: ReturnType<typeof toolCallParents>) => ({ parent: trace.getSpanContext(p.parent)?.spanId, link: p.link?.context.spanId });
-
-  it('is the call\'s params._meta traceparent, the request\'s header linked; else the header; else none', () => {
-    expect(idsOf(toolCallParents({ metaTraceparent: META, headers: { traceparent: HEADER } }))).toEqual({ parent: '00f067aa0ba902b7', link: 'b7ad6b7169203331' });
-    expect(idsOf(toolCallParents({ metaTraceparent: META, headers: { traceparent: META } }))).toEqual({ parent: '00f067aa0ba902b7', link: undefined });
-    expect(idsOf(toolCallParents({ headers: { traceparent: HEADER } }))).toEqual({ parent: 'b7ad6b7169203331', link: undefined });
-    expect(idsOf(toolCallParents({ headers: {} }))).toEqual({ parent: undefined, link: undefined });
-  });
-
-  it('ignores a malformed traceparent wherever it came', () => {
-    expect(idsOf(toolCallParents({ metaTraceparent: 'nope', headers: { traceparent: HEADER } }))).toEqual({ parent: 'b7ad6b7169203331', link: undefined });
-    expect(idsOf(toolCallParents({ metaTraceparent: '00-aa-bb-01', headers: { traceparent: 'x' } }))).toEqual({ parent: undefined, link: undefined });
   });
 });
