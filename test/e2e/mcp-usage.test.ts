@@ -2,9 +2,10 @@
 // gateway to real SDK servers (test/support/mcp-server.ts), on the memory
 // store and the real Redis. A call leaves a usage record in the usage export
 // (JSON Lines and CSV) with its key, org, server, tool, outcome, duration and
-// bytes; the spend API counts it under the key and the org; a refused call is
-// recorded as refused; the tool metrics count it under a bounded label; an
-// audit line names the key and the tool; and the server's credential is in
+// bytes; the spend API and `sluice spend` count it under the key and the
+// org; a refused, failed or abandoned call is recorded with its outcome; the
+// tool metrics count it under a bounded label, whatever name a client sends;
+// an audit line names the key and the tool; and the server's credential is in
 // none of it, nor in anything the client received.
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { admin, makeAdminKey } from '../support/admin';
@@ -12,6 +13,7 @@ import { makeKey } from '../support/gateway';
 import { bearer, call, postSse } from '../support/http';
 import { agent, connectClient, member, plain, SERVER_TOKEN, startMcpStack, type McpStack, type Received } from '../support/mcp-stack';
 import { parseExposition, scrape, series } from '../support/metrics';
+import { sluice } from '../support/process';
 import { exported } from '../support/spend';
 import { deletePrefix, sharedRedisUrl, uniquePrefix } from '../support/redis';
 import { until } from '../support/wait';
@@ -125,6 +127,10 @@ describe.each(['memory', 'redis'] as const)('MCP tool calls counted, on the %s s
     expect((await spendOf('org=tools-team')).org.total.tool_calls).toBe(4);
     const all = await spendOf('');
     expect(all.all.total.tool_calls).toBe((await records()).length);
+    // The command line prints the same sums.
+    const cli = await sluice(['spend', '--org', 'tools-team'], { SLUICE_ADMIN_URL: adminUrl, SLUICE_ADMIN_KEY: adminKey.key });
+    expect(cli.status).toBe(0);
+    expect(JSON.parse(cli.stdout).org.total).toEqual(byKey.key.total);
   });
 
   it('counts every call and its duration by server and tool', async () => {
