@@ -16,7 +16,7 @@ import type { Tracing } from '../tracing/tracing';
 import type { McpAccess } from './access';
 import type { JsonRpcId, McpPost } from './messages';
 import type { McpOutcome } from './metrics';
-import { toolCallCounter, type ToolCallCounter } from './tool-metrics';
+import { isToolName, toolCallCounter, type ToolCallCounter } from './tool-metrics';
 
 /** One tools/call request of a POST: its JSON-RPC id, the tool it names, whether the key may call it. */
 export interface ToolCall {
@@ -119,7 +119,8 @@ export class ToolCalls {
       this.count(end.server, call.tool, call.allowed, end.outcome, end.durationMs / 1000);
       tracing?.toolCall({
         requestId: end.requestId, keyId: end.principal.id, org: end.principal.org, server: end.server,
-        tool: call.allowed ? call.tool : undefined, rpcId: call.id, protocolVersion,
+        // A name a key's glob lets through may still be any text: only one shaped as a tool name names the span.
+        tool: call.allowed && call.tool !== undefined && isToolName(call.tool) ? call.tool : undefined, rpcId: call.id, protocolVersion,
         outcome: end.outcome, status: end.status, startTime: end.startTime, endTime: end.startTime + end.durationMs,
         metaTraceparent: call.traceparent, headers,
       });

@@ -12,6 +12,9 @@ import type { McpOutcome } from './metrics';
 export const MAX_TOOLS_PER_SERVER = 100;
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
+/** A name shaped as the tools specification shapes tool names: what may name a label or a span. */
+export const isToolName = (name: string): boolean => TOOL_NAME.test(name);
+
 /** A tool call takes from milliseconds (a lookup) to minutes (a build, a long search). */
 const BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 
@@ -22,7 +25,7 @@ const labelled = new WeakMap<Registry, Map<string, Set<string>>>();
 
 /** The tool label of a call: the name when it may have one (allowed, well formed, within the server's bound), else "other". */
 export function toolLabel(seen: Map<string, Set<string>>, server: string, tool: string | undefined, allowed: boolean): string {
-  if (!allowed || tool === undefined || !TOOL_NAME.test(tool)) return 'other';
+  if (!allowed || tool === undefined || !isToolName(tool)) return 'other';
   let names = seen.get(server);
   if (names === undefined) seen.set(server, (names = new Set()));
   if (names.has(tool)) return tool;

@@ -95,6 +95,11 @@ describe('MCP tool call spans', () => {
     const down = await call('POST', `${gw.url}/mcp/dead`, toolCall(45, 'anything'), { ...MCP_HEADERS, ...bearer(agent.key), 'x-request-id': 'span-down' });
     expect(down.status).toBe(502);
     expect(await spanOf('span-down')).toMatchObject({ name: 'execute_tool anything', status: { code: 2 }, attributes: expect.objectContaining({ 'error.type': 'unreachable', 'http.response.status_code': 502 }) });
+    // A name the key's glob lets through but no tool could have (spaces, a quote) names no span.
+    await call('POST', `${gw.url}/mcp/dead`, toolCall(47, 'rm -rf "/"'), { ...MCP_HEADERS, ...bearer(agent.key), 'x-request-id': 'span-odd' });
+    const odd = await spanOf('span-odd');
+    expect(odd.name).toBe('execute_tool');
+    expect(odd.attributes['gen_ai.tool.name']).toBeUndefined();
   });
 
   it('never puts the server\'s credential, the key, the session id, the arguments or the result in a span or a log line', async () => {
