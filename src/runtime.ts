@@ -152,7 +152,7 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     passthroughProxies.set(name, createPassthroughProxy(name, { ...config.upstreams[name], url: config.upstreams[name].url! }, pipeline, deps.logger));
   }
   const redis = deps.services.redis === undefined || config.redis === undefined ? undefined : { client: deps.services.redis, prefix: config.redis.prefix };
-  const mcp = new McpGateway(config, { logger: deps.logger, metrics: deps.services.metrics, redis });
+  const mcp = new McpGateway(config, { logger: deps.logger, metrics: deps.services.metrics, redis, spend, tracing });
 
   let inflight = 0;
   let retired: (() => void) | undefined;

@@ -4,7 +4,7 @@
 // the spend store in force (src/spend): Redis, or the memory of this process
 // (the primary's, with workers).
 import { GatewayError } from '../contract/errors';
-import { daysBetween, type DayTotals, type SpendStore, type UsageRecord } from '../spend';
+import { daysBetween, TOTAL_FIELDS, zeroTotals, type DayTotals, type SpendStore, type UsageRecord } from '../spend';
 import { exportLines } from '../spend/export';
 import { route, type AdminCall, type AdminRoute } from './router';
 import { spendQuery, usageQuery } from './spend-query';
@@ -35,8 +35,8 @@ async function section(store: SpendStore, scope: string, days: string[]) {
   } catch (err) {
     throw unavailable(err);
   }
-  const total = { requests: 0, prompt_tokens: 0, cached_tokens: 0, completion_tokens: 0, reasoning_tokens: 0, cost_nanodollars: 0 };
-  for (const d of found) for (const f of Object.keys(total) as Array<keyof typeof total>) total[f] += d[f];
+  const total = zeroTotals();
+  for (const d of found) for (const f of TOTAL_FIELDS) total[f] += d[f];
   return { days: found.map(view), total: view(total) };
 }
 

@@ -28,13 +28,18 @@ const FAILURES: Record<McpFailure, { status: number; code: number; message: stri
 
 export const failureStatus = (failure: McpFailure): number => FAILURES[failure].status;
 
-/** Ends `res` with the failure's status and JSON-RPC error, unless an answer has begun (then the connection is cut). */
-export function sendFailure(res: ServerResponse, failure: McpFailure): void {
-  if (res.headersSent) return void res.destroy();
+/** Ends `res` with the failure's status and JSON-RPC error, unless an answer has begun (then the connection is cut); the body's bytes. */
+export function sendFailure(res: ServerResponse, failure: McpFailure): number {
+  if (res.headersSent) {
+    res.destroy();
+    return 0;
+  }
   const { status, code, message } = FAILURES[failure];
   const body = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } });
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  const bytes = Buffer.byteLength(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': bytes });
   res.end(body);
+  return bytes;
 }
 
 /** The answer to a tools/call of a tool the key may not call: the tools specification's unknown-tool error. */

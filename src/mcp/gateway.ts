@@ -3,13 +3,16 @@
 // the server (one the key may not use is as absent as one not configured:
 // 404), the POST body (JSON-RPC, at most server.bodyLimit) and its tool calls
 // (one the key may not make is answered here as an unknown tool), then the
-// relay. One access line and one count per request, whatever its end.
+// relay. One access line and one count per request, whatever its end; and
+// for each tools/call, what tool-calls.ts leaves (record, count, span, audit).
 //
 //   mcp: { servers: { github: { url: https://mcp.example.com/mcp, headers: { Authorization: "Bearer ${GITHUB_TOKEN}" } } } }
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { UsageRecord } from '../spend/record';
+import type { Tracing } from '../tracing/tracing';
 import { authenticate, authorizationOf, type KeyIndex, type Principal } from '../auth/keys';
 import type { GatewayConfig } from '../config/schema';
 import { requestIdOf } from '../pipeline/context';
@@ -26,12 +29,16 @@ import { headerMismatch } from './modern';
 import { bindingOf } from './session-binding';
 import type { RedisClient } from '../redis/client';
 import { packageVersion } from '../plumbing/version';
+import { ToolCalls, toolCallsOf, type ToolCall } from './tool-calls';
 
 export interface McpDeps {
   logger: Logger;
   metrics?: Registry;
   /** Where the federated endpoint's sessions live: Redis when the config names it (shared by the replicas), else this process. */
   redis?: { client: RedisClient; prefix: string };
+  /** Where each tool call's usage record goes. */
+  spend?: { add(record: UsageRecord): void };
+  tracing?: Tracing;
 }
 
 /** What one MCP request did, for its access line and its count: written here, read when the response closes. */
@@ -47,8 +54,12 @@ class McpExchange {
   outcome: McpOutcome = 'ok';
   /** Settled once the serving has ended, however it ended. */
   served: Promise<void> = Promise.resolve();
+  /** The POST's tools/call requests: each leaves a usage record, a count, a span and an audit line. */
+  calls: ToolCall[] = [];
+  bytesIn = 0;
+  bytesOut = 0;
 
-  constructor(readonly id: string, public server: string | undefined, private readonly httpMethod: string | undefined) {}
+  constructor(readonly id: string, public server: string | undefined, private readonly httpMethod: string | undefined, readonly headers: IncomingMessage['headers']) {}
 
   /** The metrics label: the message's method; a GET (the server's own stream) or a DELETE (the session's end) says which it is. */
   method(): string {
@@ -66,6 +77,7 @@ export class McpGateway {
   private readonly servers = new Map<string, McpServerRelay>();
   private readonly access: AccessTable;
   private readonly count: McpCounter;
+  private readonly toolCalls: ToolCalls;
   private readonly bodyLimit: number;
   private readonly federation: Federation;
 
@@ -73,6 +85,7 @@ export class McpGateway {
     for (const [name, server] of Object.entries(config.mcp?.servers ?? {})) this.servers.set(name, new McpServerRelay(server));
     this.access = new AccessTable(config.orgs);
     this.count = mcpCounter(deps.metrics);
+    this.toolCalls = new ToolCalls(deps);
     this.bodyLimit = config.server.bodyLimit;
     const idleMs = config.mcp?.sessionIdleMs ?? 3_600_000;
     const store = deps.redis === undefined ? new MemorySessionStore(idleMs) : new RedisSessionStore(deps.redis.client, deps.redis.prefix, idleMs);
@@ -101,7 +114,7 @@ export class McpGateway {
    * when the key is refused (`fail` gets it: the error middleware's 401).
    */
   private open(req: IncomingMessage, res: ServerResponse, server: string | undefined, keys: KeyIndex, fail: (err: unknown) => void): McpExchange | undefined {
-    const exchange = new McpExchange(requestIdOf(req, res), server, req.method);
+    const exchange = new McpExchange(requestIdOf(req, res), server, req.method, req.headers);
     const closed = new Promise<void>((resolve) => res.once('close', resolve));
     void closed.then(() => exchange.served).then(() => this.finish(exchange, res));
     try {
@@ -134,9 +147,16 @@ export class McpGateway {
       return sendError(res, 400, null, -32600, 'Send one JSON-RPC message per request: the federated endpoint speaks 2025-06-18 and later, which have no batches.');
     }
     const note: FederatedNote = {};
+    exchange.bytesIn = read.bytes.length;
     await this.federation.post({ req, res, owner, access, message: read.json as Record<string, unknown>, bytes: read.bytes, note });
     exchange.server = note.server ?? FEDERATED;
     exchange.tool = note.tool;
+    exchange.bytesOut = note.bytes ?? Number(res.getHeader('content-length') ?? 0);
+    // A tool call leaves its record under the server it went to and its own name; a refused one under "*" and the name sent.
+    const call = post.messages[0];
+    if (call.method === 'tools/call' && call.id !== undefined) {
+      exchange.calls = [{ id: call.id, tool: note.tool ?? call.tool, allowed: note.tool !== undefined, traceparent: call.traceparent }];
+    }
     if (note.failure !== undefined) return this.failWith(exchange, res, note.failure);
     if (note.refused === true) exchange.outcome = 'refused';
     else if (note.status !== undefined) exchange.outcome = note.status === 499 ? 'client_closed' : note.status < 400 ? 'ok' : 'rejected';
@@ -163,6 +183,7 @@ export class McpGateway {
       if (typeof read === 'string') return this.failWith(exchange, res, read);
       if (read === undefined) return void (exchange.outcome = 'client_closed');
       body = read.bytes;
+      exchange.bytesIn = body.length;
       const post = readPost(read.json);
       if (post === undefined) return this.failWith(exchange, res, 'invalid');
       exchange.post = post;
@@ -171,12 +192,14 @@ export class McpGateway {
         exchange.outcome = 'invalid';
         return sendError(res, 400, post.messages[0].id ?? null, HEADER_MISMATCH, mismatch);
       }
+      exchange.calls = toolCallsOf(post, name, access);
       const call = post.messages.find((m) => m.method === 'tools/call');
       if (call?.tool !== undefined && access.tool(name, call.tool)) exchange.tool = call.tool;
       if (post.messages.some((m) => isRefusedCall(m, name, access))) return this.refuse(exchange, res, post, name, access);
     }
     const ids = exchange.post === undefined ? undefined : listRequestIds(exchange.post);
     const end: RelayEnd = await relay.relay(req, res, body, ids === undefined ? undefined : { ids, allowed: (tool) => access.tool(name, tool) }, undefined, binding);
+    exchange.bytesOut = end.bytes;
     if ('failure' in end) return this.failWith(exchange, res, end.failure);
     if (!('status' in end)) return this.failWith(exchange, res, 'server_error');
     exchange.outcome = end.status === 499 ? 'client_closed' : end.status < 400 ? 'ok' : 'rejected';
@@ -194,18 +217,21 @@ export class McpGateway {
       ? unknownTool(m.id!, m.tool)
       : { jsonrpc: '2.0', id: m.id, error: { code: -32000, message: 'Not processed: send this request again on its own.' } }));
     const text = JSON.stringify(post.batch ? answers : answers[0]);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    exchange.bytesOut = Buffer.byteLength(text);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': exchange.bytesOut });
     res.end(text);
   }
 
   private failWith(exchange: McpExchange, res: ServerResponse, failure: McpFailure): void {
     exchange.outcome = OUTCOME[failure];
     if (failure === 'too_large') res.setHeader('connection', 'close'); // the rest of the body is not read
-    sendFailure(res, failure);
+    exchange.bytesOut += sendFailure(res, failure);
   }
 
   private finish(exchange: McpExchange, res: ServerResponse): void {
     const method = exchange.method();
+    const status = exchange.outcome === 'client_closed' ? 499 : res.statusCode;
+    const durationMs = performance.now() - exchange.started;
     this.count(exchange.server ?? 'unknown', method, exchange.outcome);
     this.deps.logger.info({
       requestId: exchange.id,
@@ -215,10 +241,16 @@ export class McpGateway {
       server: exchange.server,
       method,
       tool: exchange.tool,
-      status: exchange.outcome === 'client_closed' ? 499 : res.statusCode,
+      status,
       outcome: exchange.outcome,
-      durationMs: Math.round((performance.now() - exchange.started) * 100) / 100,
+      durationMs: Math.round(durationMs * 100) / 100,
     }, 'request');
+    // Calls are known once the body is read, by then the key and the server are too.
+    if (exchange.calls.length === 0 || exchange.principal === undefined || exchange.server === undefined) return;
+    this.toolCalls.finish({
+      requestId: exchange.id, principal: exchange.principal, server: exchange.server, calls: exchange.calls, outcome: exchange.outcome, status,
+      startTime: performance.timeOrigin + exchange.started, durationMs, bytesIn: exchange.bytesIn, bytesOut: exchange.bytesOut, headers: exchange.headers,
+    });
   }
 
   close(): Promise<void> {

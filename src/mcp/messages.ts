@@ -12,6 +12,8 @@ export interface McpMessage {
   method?: string;
   /** tools/call's params.name, when it is a string. */
   tool?: string;
+  /** tools/call's params._meta.traceparent, when it is a string: the caller's span, as the MCP conventions of OpenTelemetry carry it. */
+  traceparent?: string;
 }
 
 export interface McpPost {
@@ -27,8 +29,11 @@ function readMessage(value: unknown): McpMessage | undefined {
   const method = typeof value.method === 'string' ? value.method : undefined;
   if (method === undefined && id === undefined) return undefined;
   const params = value.params;
-  const tool = method === 'tools/call' && isObject(params) && typeof params.name === 'string' ? params.name : undefined;
-  return { id, method, tool };
+  if (method !== 'tools/call' || !isObject(params)) return { id, method };
+  const tool = typeof params.name === 'string' ? params.name : undefined;
+  const meta = params._meta;
+  const traceparent = isObject(meta) && typeof meta.traceparent === 'string' ? meta.traceparent : undefined;
+  return { id, method, tool, traceparent };
 }
 
 /** The body's messages, or undefined when it is not JSON-RPC 2.0 (the gateway answers 400 -32600). */

@@ -40,8 +40,8 @@ export interface ListFilter {
   allowed: ToolAllowed;
 }
 
-/** How a relayed request ended: the status the client got, why the gateway answered instead, or (for a federated session) that the server no longer knows it. */
-export type RelayEnd = { status: number } | { failure: McpFailure } | { gone: true };
+/** How a relayed request ended: the status the client got, why the gateway answered instead, or (for a federated session) that the server no longer knows it; and the body's bytes the client was sent. */
+export type RelayEnd = ({ status: number } | { failure: McpFailure } | { gone: true }) & { bytes: number };
 
 /**
  * A request the gateway sends in a session of its own with the server (the
@@ -97,6 +97,9 @@ export class McpServerRelay {
     let clientLeft = false;
     // The server's side failed (its body broke off, or an event passed the limit): the cut of the client's connection that follows is the gateway's own.
     let broke = false;
+    // The answer's bytes as they go to the client, counted on the way (a listener beside the pipe's, no copy).
+    let bytes = 0;
+    const count = (chunk: Buffer): void => { bytes += chunk.length; };
     const timer = setTimeout(() => { timedOut = true; abort.abort(); }, this.timeoutMs);
     const left = (): void => { if (!res.writableFinished && !broke) { clientLeft = true; abort.abort(); } };
     res.once('close', left);
@@ -107,11 +110,11 @@ export class McpServerRelay {
       // The server refused the gateway's own credentials: the operator's problem, not the client's.
       if (status === 401 || status === 403) {
         answer.body.resume();
-        return { failure: 'server_error' };
+        return { failure: 'server_error', bytes };
       }
       if (upstream !== undefined && status === 404) {
         answer.body.resume();
-        return { gone: true };
+        return { gone: true, bytes: 0 };
       }
       for (const name of FROM_SERVER) {
         const value = answer.headers[name];
@@ -121,12 +124,13 @@ export class McpServerRelay {
       const type = String(answer.headers['content-type'] ?? '');
       if (filter !== undefined && filter.ids.size > 0 && status === 200 && JSON_TYPE.test(type)) {
         const text = await readText(answer.body, MAX_HELD_BYTES);
-        if (text === undefined) return { failure: 'server_error' };
+        if (text === undefined) return { failure: 'server_error', bytes };
         const filtered = filterToolLists(parseJson(text), filter.ids, filter.allowed);
         const out = filtered === undefined ? text : JSON.stringify(filtered);
-        res.writeHead(status, { 'content-length': Buffer.byteLength(out) });
+        bytes = Buffer.byteLength(out);
+        res.writeHead(status, { 'content-length': bytes });
         res.end(out);
-        return { status };
+        return { status, bytes };
       }
       res.writeHead(status);
       // The head goes at once: a client waiting on an event stream learns it is open before its first event.
@@ -136,19 +140,21 @@ export class McpServerRelay {
       if (filtering) {
         const events = new EventFilter(filter.ids, filter.allowed, MAX_HELD_BYTES);
         events.once('error', () => { broke = true; });
+        events.on('data', count);
         await pipeline(answer.body, events, res);
       } else {
+        answer.body.on('data', count);
         await pipeline(answer.body, res);
       }
-      return { status };
+      return { status, bytes };
     } catch {
       clearTimeout(timer);
       // Recorded as 499, as the gateway records a client that left.
-      if (clientLeft) return { status: CLIENT_CLOSED };
+      if (clientLeft) return { status: CLIENT_CLOSED, bytes };
       // Mid-answer, the server broke off (or sent an event past its limit): sendFailure cuts the connection.
-      if (res.headersSent) return { failure: 'server_error' };
-      if (timedOut) return { failure: 'timeout' };
-      return { failure: 'unreachable' };
+      if (res.headersSent) return { failure: 'server_error', bytes };
+      if (timedOut) return { failure: 'timeout', bytes };
+      return { failure: 'unreachable', bytes };
     } finally {
       res.off('close', left);
     }

@@ -10,7 +10,9 @@ import { costText } from '../pricing/prices';
 import type { UsageRecord } from './record';
 
 export const COLUMNS = ['time', 'request_id', 'key', 'org', 'model', 'protocol', 'endpoint', 'status', 'reason',
-  'prompt_tokens', 'cached_tokens', 'completion_tokens', 'reasoning_tokens', 'estimated', 'cost'] as const;
+  'prompt_tokens', 'cached_tokens', 'completion_tokens', 'reasoning_tokens', 'estimated', 'cost',
+  // An MCP tool call's own fields, empty on a model request's line.
+  'server', 'tool', 'outcome', 'duration_ms', 'bytes_in', 'bytes_out'] as const;
 
 const FORMULA_START = /^[=+\-@\t\r]/;
 const NEEDS_QUOTES = /[",\r\n]/;
@@ -30,7 +32,7 @@ export const dollarText = (dollars: number | null): string => (dollars === null 
 
 export const csvHeader = (): string => `${COLUMNS.join(',')}\n`;
 
-export const csvLine = (r: UsageRecord): string => `${COLUMNS.map((c) => (c === 'cost' ? dollarText(r.cost) : csvField(r[c]))).join(',')}\n`;
+export const csvLine = (r: UsageRecord): string => `${COLUMNS.map((c) => (c === 'cost' ? dollarText(r.cost) : csvField(r[c] ?? null))).join(',')}\n`;
 
 export const jsonLine = (r: UsageRecord): string => `${JSON.stringify(r)}\n`;
 

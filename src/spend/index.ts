@@ -9,4 +9,4 @@ export type { SpendStore, DayTotals } from './store';
 export { daysBetween } from './store';
 export { MemorySpendStore } from './memory-store';
 export { RedisSpendStore } from './redis-store';
-export { usageRecordOf, nanosOf, type UsageRecord, type SpendTotals } from './record';
+export { usageRecordOf, nanosOf, zeroTotals, TOTAL_FIELDS, type UsageRecord, type SpendTotals } from './record';

@@ -26,6 +26,18 @@ export interface UsageRecord {
   estimated: boolean;
   /** Dollars; null when no price names the model. */
   cost: number | null;
+  // An MCP tool call's record (protocol "mcp", endpoint "tools/call") also has these; a model request's has none.
+  /** The configured MCP server. */
+  server?: string;
+  /** The tool the call named (up to 128 characters; a refused call's is the client's own text), or null when it named none. */
+  tool?: string | null;
+  /** How the call ended, as sluice_mcp_tool_calls_total's outcome label. */
+  outcome?: string;
+  /** Arrival to the response's close, in milliseconds. */
+  duration_ms?: number;
+  /** The request body's bytes, and the response body's bytes the client was sent. */
+  bytes_in?: number;
+  bytes_out?: number;
 }
 
 /** A day's (or a range's) sums for one scope. */
@@ -35,13 +47,15 @@ export interface SpendTotals {
   cached_tokens: number;
   completion_tokens: number;
   reasoning_tokens: number;
+  /** MCP tool calls (their records): not in `requests`, which counts the model API's. */
+  tool_calls: number;
   /** Whole nano-dollars, so sums are exact. */
   cost_nanodollars: number;
 }
 
-export const TOTAL_FIELDS = ['requests', 'prompt_tokens', 'cached_tokens', 'completion_tokens', 'reasoning_tokens', 'cost_nanodollars'] as const;
+export const TOTAL_FIELDS = ['requests', 'prompt_tokens', 'cached_tokens', 'completion_tokens', 'reasoning_tokens', 'tool_calls', 'cost_nanodollars'] as const;
 
-export const zeroTotals = (): SpendTotals => ({ requests: 0, prompt_tokens: 0, cached_tokens: 0, completion_tokens: 0, reasoning_tokens: 0, cost_nanodollars: 0 });
+export const zeroTotals = (): SpendTotals => ({ requests: 0, prompt_tokens: 0, cached_tokens: 0, completion_tokens: 0, reasoning_tokens: 0, tool_calls: 0, cost_nanodollars: 0 });
 
 /** A client's model id can be anything it sent: kept to this many characters. */
 const MODEL_MAX = 200;
@@ -97,7 +111,8 @@ export function sumsOf(records: readonly UsageRecord[]): Map<string, SpendTotals
 
 /** Adds one record into `t`. */
 export function addRecord(t: SpendTotals, r: UsageRecord): void {
-  t.requests += 1;
+  if (r.protocol === 'mcp') t.tool_calls += 1;
+  else t.requests += 1;
   t.prompt_tokens += r.prompt_tokens;
   t.cached_tokens += r.cached_tokens;
   t.completion_tokens += r.completion_tokens;

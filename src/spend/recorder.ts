@@ -9,6 +9,7 @@
 //
 //   const spend = new SpendRecorder({ services, logger }); spend.apply(config);
 //   spend.record(ctx, outcome);   // at the finish, after ctx.cost is set
+//   spend.add(record);            // a record made elsewhere (an MCP tool call)
 import { Counter } from 'prom-client';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema';
@@ -69,7 +70,12 @@ export class SpendRecorder implements SpendSource {
   /** Queues one finished request's record; API requests that list models or read stored turns are not usage. */
   record(ctx: RequestContext, outcome: Outcome): void {
     if (this.store === undefined || ctx.endpoint === 'models') return;
-    const record = usageRecordOf(ctx, outcome, Date.now());
+    this.add(usageRecordOf(ctx, outcome, Date.now()));
+  }
+
+  /** Queues a record made elsewhere (an MCP tool call's, src/mcp/usage.ts): the same store, sums and export as a model request's. */
+  add(record: UsageRecord): void {
+    if (this.store === undefined) return;
     // This process's memory takes it at once: nothing to batch, nothing to wait for.
     if (this.store === this.memory) return this.memory!.addOne(record);
     if (this.queue.push(record) > MAX_QUEUED) {

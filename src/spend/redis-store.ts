@@ -56,7 +56,8 @@ export class RedisSpendStore implements SpendStore {
     const hashes = await this.run(days.map((day) => ['hgetall', this.dayKey(day, scope)]));
     return days.flatMap((date, i) => {
       const h = hashOf(hashes[i]);
-      if (h.requests === undefined) return [];
+      // A day of tool calls alone has no requests field: HINCRBY writes none for a 0.
+      if (h.requests === undefined && h.tool_calls === undefined) return [];
       const t = { date } as DayTotals;
       for (const f of TOTAL_FIELDS) t[f] = Number(h[f] ?? 0);
       return [t];

@@ -25,6 +25,7 @@ import type { RequestContext } from '../contract/plugin';
 import { packageVersion } from '../plumbing/version';
 import { CountingProcessor, traceCounters } from './export';
 import { RequestTrace, type TraceKit } from './request-trace';
+import { recordToolCall, toolCallParents, type ToolCallFacts } from './tool-span';
 import { disabledByEnv, traceSettings, type TraceSettings } from './settings';
 
 export interface TracingDeps {
@@ -86,6 +87,13 @@ export class Tracing {
       attributes: { 'http.request.method': method, 'http.route': route, 'url.scheme': 'http', 'sluice.request_id': ctx.id, 'sluice.protocol': ctx.protocol },
     }, parent);
     return new RequestTrace(this.kit, span, ctx.protocol);
+  }
+
+  /** One finished MCP tool call's span, when sampled as a request is (its parent's flag, else the ratio). */
+  toolCall(facts: ToolCallFacts): void {
+    const { parent, link } = toolCallParents(facts);
+    if (!this.sampled(parent === ROOT_CONTEXT ? undefined : trace.getSpanContext(parent))) return;
+    recordToolCall(this.kit.tracer, facts, parent, link);
   }
 
   /**

@@ -104,7 +104,7 @@ describe.each(STORES)('spend records on the %s store', (store) => {
   it('a day range with nothing recorded answers zeros, and an export after the run finds nothing', async () => {
     const res = await admin(adminUrl, 'GET', '/admin/spend?key=alice&from=2001-01-01&to=2001-01-31', adminKey.key);
     expect(res.status).toBe(200);
-    expect(res.body.key).toEqual({ id: 'alice', days: [], total: { requests: 0, prompt_tokens: 0, cached_tokens: 0, completion_tokens: 0, reasoning_tokens: 0, cost: 0 } });
+    expect(res.body.key).toEqual({ id: 'alice', days: [], total: { requests: 0, prompt_tokens: 0, cached_tokens: 0, completion_tokens: 0, reasoning_tokens: 0, tool_calls: 0, cost: 0 } });
     expect(await exported(adminUrl, adminKey.key, 'jsonl', `${Date.now() + 60_000}&until=${Date.now() + 120_000}`)).toEqual([]);
   });
 });

@@ -119,7 +119,7 @@ describe('cached and reasoning tokens, the same on every protocol, across two re
     const n = ids.size;
     expect(res.body.org.total).toEqual({
       requests: n, prompt_tokens: n * USAGE.prompt, cached_tokens: n * USAGE.cached,
-      completion_tokens: n * USAGE.completion, reasoning_tokens: n * USAGE.reasoning, cost: Math.round(n * COST * 1e9) / 1e9,
+      completion_tokens: n * USAGE.completion, reasoning_tokens: n * USAGE.reasoning, tool_calls: 0, cost: Math.round(n * COST * 1e9) / 1e9,
     });
   });
 

@@ -32,7 +32,8 @@ export interface McpStack {
   close(): Promise<void>;
 }
 
-export async function startMcpStack(opts: { slowMs?: number } = {}): Promise<McpStack> {
+/** `config`: more of the gateway's config (an admin section, redis); `admin`: start the admin listener too. */
+export async function startMcpStack(opts: { slowMs?: number; config?: Record<string, unknown>; admin?: boolean } = {}): Promise<McpStack> {
   const files = await startMcpServer({ slowMs: opts.slowMs });
   const json = await startMcpServer({ json: true });
   const silent: Server = createServer(() => { /* never answers */ });
@@ -62,7 +63,8 @@ export async function startMcpStack(opts: { slowMs?: number } = {}): Promise<Mcp
         broken: { url: `http://127.0.0.1:${(broken.address() as AddressInfo).port}/mcp` },
       },
     },
-  }, { logger, metrics: {} });
+    ...opts.config,
+  }, { logger, metrics: {}, admin: opts.admin });
   delete process.env[TOKEN_VAR];
   const accessLine = async (requestId: string): Promise<Record<string, any>> => {
     const find = () => lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'request' && l.requestId === requestId);

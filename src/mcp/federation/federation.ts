@@ -32,8 +32,9 @@ export interface FederatedNote {
   tool?: string;
   failure?: McpFailure;
   refused?: boolean;
-  /** The status of a relayed answer (499: the client left). */
+  /** The status of a relayed answer (499: the client left), and the body's bytes the client was sent. */
   status?: number;
+  bytes?: number;
 }
 
 export interface FederatedRequest {
@@ -212,6 +213,7 @@ export class Federation {
       const upstream = await this.upstream(session, target.server);
       if (typeof upstream === 'string') return void (r.note.failure = upstream);
       const relayed = await relay.relay(r.req, r.res, body, undefined, upstream);
+      r.note.bytes = relayed.bytes;
       if ('status' in relayed) return void (r.note.status = relayed.status);
       if ('failure' in relayed) return void (r.note.failure = relayed.failure);
       await this.forget(session, target.server);
