@@ -2,8 +2,8 @@
 // keys and each key's MCP lists. In order: the key (a 401 as on every route),
 // the server (one the key may not use is as absent as one not configured:
 // 404), the POST body (JSON-RPC, at most server.bodyLimit) and its tool calls
-// (one the key may not make is answered here as an unknown tool), then the
-// relay. One access line and one count per request, whatever its end.
+// (one the key may not make is answered here as an unknown tool; one over the
+// key's or org's limits, as a rate-limited call), then the relay. One access line and one count per request, whatever its end.
 //
 //   mcp: { servers: { github: { url: https://mcp.example.com/mcp, headers: { Authorization: "Bearer ${GITHUB_TOKEN}" } } } }
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -12,10 +12,16 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { authenticate, authorizationOf, type KeyIndex, type Principal } from '../auth/keys';
 import type { GatewayConfig } from '../config/schema';
+import type { RedisClient } from '../contract/types';
+import type { StoreHealthNotes } from '../contract/plugin';
+import type { LimiterPools } from '../limiters/pools';
+import { retryAfterSeconds } from '../admission/refusals';
 import { requestIdOf } from '../pipeline/context';
 import { AccessTable, type McpAccess } from './access';
-import { sendFailure, unknownTool, type McpFailure } from './errors';
-import { isRefusedCall, listRequestIds, methodLabel, readPost, type McpPost } from './messages';
+import { admitCalls } from './admit-calls';
+import { notProcessed, sendFailure, unknownTool, type McpFailure } from './errors';
+import { McpLimits } from './limits';
+import { isRefusedCall, listRequestIds, methodLabel, readPost, type McpMessage, type McpPost } from './messages';
 import { mcpCounter, type McpCounter, type McpOutcome } from './metrics';
 import { readMcpBody } from './body';
 import { McpServerRelay, type RelayEnd } from './relay';
@@ -23,6 +29,11 @@ import { McpServerRelay, type RelayEnd } from './relay';
 export interface McpDeps {
   logger: Logger;
   metrics?: Registry;
+  /** The process's limiters (src/limiters/): the tool-call limits count there. */
+  limiters: LimiterPools;
+  /** The Redis connection, when the config names redis, and its health notes. */
+  redis?: RedisClient;
+  storeHealth?: StoreHealthNotes;
 }
 
 /** What one MCP request did, for its access line and its count: written here, read when the response closes. */
@@ -51,12 +62,15 @@ const OUTCOME: Record<McpFailure, McpOutcome> = {
 export class McpGateway {
   private readonly servers = new Map<string, McpServerRelay>();
   private readonly access: AccessTable;
+  private readonly limits: McpLimits;
   private readonly count: McpCounter;
   private readonly bodyLimit: number;
 
-  constructor(config: Pick<GatewayConfig, 'mcp' | 'orgs' | 'server'>, private readonly deps: McpDeps) {
+  constructor(config: Pick<GatewayConfig, 'mcp' | 'orgs' | 'server' | 'redis'>, private readonly deps: McpDeps) {
     for (const [name, server] of Object.entries(config.mcp?.servers ?? {})) this.servers.set(name, new McpServerRelay(server));
     this.access = new AccessTable(config.orgs);
+    const redis = config.redis === undefined ? undefined : deps.redis;
+    this.limits = new McpLimits(config, deps.limiters.source(redis, config.redis?.failMode ?? 'open'), redis && deps.storeHealth);
     this.count = mcpCounter(deps.metrics);
     this.bodyLimit = config.server.bodyLimit;
   }
@@ -92,7 +106,16 @@ export class McpGateway {
       exchange.post = post;
       const call = post.messages.find((m) => m.method === 'tools/call');
       if (call?.tool !== undefined && access.tool(name, call.tool)) exchange.tool = call.tool;
-      if (post.messages.some((m) => isRefusedCall(m, name, access))) return this.refuse(exchange, res, post, name, access);
+      if (post.messages.some((m) => isRefusedCall(m, name, access))) {
+        return this.answerWhole(exchange, res, post, 'refused', (m) => (isRefusedCall(m, name, access) ? unknownTool(m.id!, m.tool) : undefined));
+      }
+      const admitted = await admitCalls(this.limits, exchange.principal!, name, post);
+      if (!admitted.admitted) return this.answerWhole(exchange, res, post, admitted.outcome, admitted.answerOf, admitted.retryAfterMs);
+      // The client left while its calls were counted: they are not made, and their counts go back.
+      if (res.destroyed) {
+        admitted.undo();
+        return void (exchange.outcome = 'client_closed');
+      }
     }
     const ids = exchange.post === undefined ? undefined : listRequestIds(exchange.post);
     const end: RelayEnd = await relay.relay(req, res, body, ids === undefined ? undefined : { ids, allowed: (tool) => access.tool(name, tool) });
@@ -101,18 +124,21 @@ export class McpGateway {
   }
 
   /**
-   * A tool call the key may not make, answered as the tools specification
-   * answers an unknown tool, and never sent on. In a batch (2025-03-26's
-   * transport) the whole batch is answered here: the refused calls so, the
-   * other requests with an error asking to send them again on their own.
+   * A POST the gateway answers itself, nothing of it sent on: a tool call the
+   * key may not make (answered as the tools specification answers an unknown
+   * tool), or one over a limit. As JSON-RPC answers under HTTP 200, so a
+   * client gets each request's error by its id. In a batch (2025-03-26's
+   * transport) the whole batch is answered here: the refused calls by
+   * `answerOf`, the other requests with an error asking to send them again on
+   * their own. A limited call's wait also goes in Retry-After.
    */
-  private refuse(exchange: McpExchange, res: ServerResponse, post: McpPost, name: string, access: McpAccess): void {
-    exchange.outcome = 'refused';
-    const answers = post.messages.filter((m) => m.id !== undefined && m.method !== undefined).map((m) => (isRefusedCall(m, name, access)
-      ? unknownTool(m.id!, m.tool)
-      : { jsonrpc: '2.0', id: m.id, error: { code: -32000, message: 'Not processed: send this request again on its own.' } }));
+  private answerWhole(exchange: McpExchange, res: ServerResponse, post: McpPost, outcome: McpOutcome, answerOf: (m: McpMessage) => object | undefined, retryAfterMs?: number): void {
+    exchange.outcome = outcome;
+    const answers = post.messages.filter((m) => m.id !== undefined && m.method !== undefined).map((m) => answerOf(m) ?? notProcessed(m.id!));
     const text = JSON.stringify(post.batch ? answers : answers[0]);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    const head: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
+    if (retryAfterMs !== undefined) head['retry-after'] = retryAfterSeconds(retryAfterMs);
+    res.writeHead(200, head);
     res.end(text);
   }
 

@@ -4,7 +4,8 @@
 // count (a progress notification per step); slow (one progress notification,
 // then the result `slowMs` later); headers (a digest of the Authorization it
 // received and the names of the headers, so a test proves which credential
-// arrived without the credential ever reaching the client).
+// arrived without the credential ever reaching the client). Each tool call the
+// server runs is noted by name (toolCalls).
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +20,8 @@ export interface TestMcpServer {
   closedSessions: string[];
   /** Each request the server received: its method and headers. */
   requests: Array<{ method?: string; headers: IncomingMessage['headers'] }>;
+  /** The name of each tool call the server ran, in the order they came. */
+  toolCalls: string[];
   close(): Promise<void>;
 }
 
@@ -27,11 +30,13 @@ export const sha256 = (text: string): string => createHash('sha256').update(text
 const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function mcpServer(slowMs: number): McpServer {
+function mcpServer(slowMs: number, toolCalls: string[]): McpServer {
   const server = new McpServer({ name: 'sluice-test', version: '1.0.0' });
-  server.registerTool('add', { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => text(String(a + b)));
-  server.registerTool('delete_repo', { description: 'Deletes a repository.', inputSchema: { name: z.string() } }, async ({ name }) => text(`deleted ${name}`));
+  // Every tool notes its call first: what reached the server, counted by the server.
+  server.registerTool('add', { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => (toolCalls.push('add'), text(String(a + b))));
+  server.registerTool('delete_repo', { description: 'Deletes a repository.', inputSchema: { name: z.string() } }, async ({ name }) => (toolCalls.push('delete_repo'), text(`deleted ${name}`)));
   server.registerTool('count', { description: 'Counts, with progress.', inputSchema: { steps: z.number() } }, async ({ steps }, extra) => {
+    toolCalls.push('count');
     const progressToken = extra._meta?.progressToken;
     for (let i = 1; i <= steps; i++) {
       if (progressToken !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: i, total: steps } });
@@ -39,12 +44,14 @@ function mcpServer(slowMs: number): McpServer {
     return text(`counted ${steps}`);
   });
   server.registerTool('slow', { description: 'Reports progress, then answers later.' }, async (extra) => {
+    toolCalls.push('slow');
     const progressToken = extra._meta?.progressToken;
     if (progressToken !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: 0, total: 1 } });
     await sleep(slowMs);
     return text('done');
   });
   server.registerTool('headers', { description: 'What reached the server.' }, async (extra) => {
+    toolCalls.push('headers');
     const headers = extra.requestInfo?.headers ?? {};
     const auth = headers.authorization;
     return text(JSON.stringify({ authorization: typeof auth === 'string' ? sha256(auth) : null, names: Object.keys(headers).sort() }));
@@ -57,6 +64,7 @@ export async function startMcpServer(opts: { json?: boolean; slowMs?: number } =
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const closedSessions: string[] = [];
   const requests: TestMcpServer['requests'] = [];
+  const toolCalls: string[] = [];
   const http: Server = createServer((req, res) => {
     requests.push({ method: req.method, headers: req.headers });
     const id = req.headers['mcp-session-id'];
@@ -73,7 +81,7 @@ export async function startMcpServer(opts: { json?: boolean; slowMs?: number } =
       onsessioninitialized: (sid) => { sessions.set(sid, transport); },
       onsessionclosed: (sid) => { sessions.delete(sid); closedSessions.push(sid); },
     });
-    void mcpServer(opts.slowMs ?? 800).connect(transport).then(() => transport.handleRequest(req, res));
+    void mcpServer(opts.slowMs ?? 800, toolCalls).connect(transport).then(() => transport.handleRequest(req, res));
   });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const { port } = http.address() as AddressInfo;
@@ -82,6 +90,7 @@ export async function startMcpServer(opts: { json?: boolean; slowMs?: number } =
     sessions,
     closedSessions,
     requests,
+    toolCalls,
     close: async () => {
       await Promise.allSettled([...sessions.values()].map((t) => t.close()));
       http.closeAllConnections();
