@@ -69,13 +69,11 @@ export const mcpLimitSchema = z.strictObject({
 export const MAX_MCP_LIMITS = 32;
 
 /** Tool-call limits by glob of "<server>/<tool>": each call counts against every limit whose glob names it. */
-export const mcpLimitsSchema = z.record(z.string(), mcpLimitSchema).superRefine((limits, ctx) => {
-  const globs = Object.keys(limits);
-  // Checked here rather than as the record's key schema, so the problem names the entry and says why.
-  for (const glob of globs) {
-    if (glob.length > 200 || !TOOL_NAME.test(glob)) ctx.addIssue({ code: 'custom', path: [glob], message: `${TOOL_NAME_RULE} (at most 200 characters)` });
-  }
-  if (globs.length > MAX_MCP_LIMITS) ctx.addIssue({ code: 'custom', path: [], message: `at most ${MAX_MCP_LIMITS} limits; a glob such as github/* covers many tools at once` });
+export const mcpLimitsSchema = z.record(z.string().max(200).regex(TOOL_NAME), mcpLimitSchema, {
+  // Said here, not by the key's own schema: a record reports a bad key only as "Invalid key in record".
+  error: (issue) => (issue.code === 'invalid_key' ? `${TOOL_NAME_RULE} (at most 200 characters)` : undefined),
+}).check((ctx) => {
+  if (Object.keys(ctx.value).length > MAX_MCP_LIMITS) ctx.issues.push({ code: 'custom', input: ctx.value, message: `at most ${MAX_MCP_LIMITS} limits; a glob such as github/* covers many tools at once` });
 });
 
 /**

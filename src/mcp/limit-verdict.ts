@@ -9,8 +9,8 @@ export interface Verdict {
   verdict: 'admitted' | 'limited' | 'unavailable';
   /** Limited: when the last used-up limit refills (0 otherwise). */
   retryAfterMs: number;
-  /** Per limit: its answer counted the call within the limit (what a refused call gives back). */
-  within: boolean[];
+  /** Per limit: its store counted the call, over the limit or not (what a refused call gives back: all of it, so a count is only ever of calls made). */
+  counted: boolean[];
 }
 
 /**
@@ -22,17 +22,18 @@ export function verdictOf(limits: ReadonlyArray<{ points: number }>, answers: re
   let over = false;
   let failed = false;
   let retryAfterMs = 0;
-  const within = answers.map((a, i) => {
+  const counted = answers.map((a, i) => {
     if (!(a instanceof RateLimiterRes)) {
       failed = true;
       return false;
     }
-    if (a.consumedPoints <= limits[i].points) return true;
-    over = true;
-    retryAfterMs = Math.max(retryAfterMs, a.msBeforeNext, 1);
-    return false;
+    if (a.consumedPoints > limits[i].points) {
+      over = true;
+      retryAfterMs = Math.max(retryAfterMs, a.msBeforeNext, 1);
+    }
+    return true;
   });
   // Over a limit that did answer: a client can act on that (wait), whatever another store did.
-  if (over) return { verdict: 'limited', retryAfterMs, within };
-  return { verdict: failed ? 'unavailable' : 'admitted', retryAfterMs: 0, within };
+  if (over) return { verdict: 'limited', retryAfterMs, counted };
+  return { verdict: failed ? 'unavailable' : 'admitted', retryAfterMs: 0, counted };
 }

@@ -5,7 +5,7 @@
 // in Redis when the config names it (every replica and worker shares one
 // count), else in the primary with several workers, else in this process. A
 // key's limits count under its id; an org's under its name, shared by all its
-// keys. A call that one limit refuses is given back to the others, and is
+// keys. A call that one limit refuses is given back to every limit, and is
 // never sent on.
 //
 //   keys:
@@ -92,8 +92,9 @@ export class McpLimits {
   /**
    * Counts one call of `server`'s `tool` against every limit of the key that
    * names it, all at once; admitted only when every one has room. A refused
-   * call gives back what the limits with room took (the one over keeps its
-   * count, as a budget's does).
+   * call gives back all it took, the limit it went over included: a count is
+   * only ever of calls made, so two refusals racing cannot leave a slot
+   * taken by neither.
    */
   async admitToolCall(principal: Principal, server: string, tool: string): Promise<Admit> {
     const limits = limitsNaming(this.of(principal), server, tool);
@@ -105,7 +106,7 @@ export class McpLimits {
       let undone = false;
       return { verdict: 'admitted', undo: () => { if (!undone) { undone = true; limits.forEach((l, i) => giveBack(l.limiter, l.key, answers[i], 1)); } } };
     }
-    limits.forEach((l, i) => giveBack(l.limiter, l.key, answers[i], v.within[i] ? 1 : 0));
+    limits.forEach((l, i) => giveBack(l.limiter, l.key, answers[i], v.counted[i] ? 1 : 0));
     return v.verdict === 'limited' ? { verdict: 'limited', retryAfterMs: v.retryAfterMs } : { verdict: 'unavailable' };
   }
 }

@@ -3,8 +3,9 @@
 // four workers (counted at the MCP server), the 30 others answered with the
 // JSON-RPC error that says when to try again and nothing of the limit; the
 // key's other tools and other keys are untouched; an org's limit is one count
-// for all its keys; a window ends and the calls come back. Every call is a
-// connection of its own (node:cluster hands connections, not requests, to
+// for all its keys; a window ends and the calls come back. Without Redis, the
+// primary keeps the count exact across one machine's workers. Every call is
+// a connection of its own (node:cluster hands connections, not requests, to
 // its workers); all of them go in one session of a real SDK server.
 import Redis from 'ioredis';
 import { makeKey } from '../support/gateway';
@@ -147,5 +148,33 @@ describe('MCP tool-call limits across two replicas of two workers', () => {
     await until(async () => (await redis.exists(`${prefix}{key:brief}:mcp:files/add`)) === 0, 'the 2 s window to end', 5000);
     const second = await burst(5, brief.key);
     expect([second.ran.length, second.refused.length, second.reached]).toEqual([3, 2, 3]);
+  });
+});
+
+describe('MCP tool-call limits across two workers without Redis', () => {
+  it('counts in the primary: exactly 5 of 20 concurrent calls reach the server', async () => {
+    const files = await startMcpServer({ json: true });
+    const key = makeKey('solo', { mcp: { ...LISTS, limits: { 'files/*': { requests: 5 } } } });
+    const gw = await spawnGateway(JSON.stringify({
+      server: { host: '127.0.0.1', port: 0, workers: 2, drainSeconds: 1, metrics: { port: 0 } },
+      keys: [key.entry],
+      mcp: { servers: { files: { url: files.url } } },
+    }));
+    try {
+      const url = `${gw.url}/mcp/files`;
+      const init = await call('POST', url, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }), { ...MCP_HEADERS, ...bearer(key.key) });
+      const headers = { ...MCP_HEADERS, ...bearer(key.key), 'mcp-session-id': init.headers['mcp-session-id'] as string, 'mcp-protocol-version': '2025-06-18' };
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+        call('POST', url, JSON.stringify({ jsonrpc: '2.0', id: i + 10, method: 'tools/call', params: { name: 'add', arguments: { a: i, b: 0 } } }), headers, FRESH)));
+      expect(answers.filter((r) => r.body?.result !== undefined)).toHaveLength(5);
+      expect(answers.filter((r) => r.body?.error?.data?.reason === 'rate_limited')).toHaveLength(15);
+      expect(files.toolCalls).toHaveLength(5);
+      const ids = new Set(answers.map((r) => r.headers['x-request-id']));
+      await until(() => gw.logs.filter((l) => l.msg === 'request' && ids.has(l.requestId as string)).length === 20, 'the access lines of every call');
+      expect(new Set(gw.logs.filter((l) => l.msg === 'request' && ids.has(l.requestId as string)).map((l) => l.pid)).size).toBe(2);
+    } finally {
+      gw.kill();
+      await files.close();
+    }
   });
 });
