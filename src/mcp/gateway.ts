@@ -3,7 +3,8 @@
 // the server (one the key may not use is as absent as one not configured:
 // 404), the POST body (JSON-RPC, at most server.bodyLimit) and its tool calls
 // (one the key may not make is answered here as an unknown tool; one over the
-// key's or org's limits, as a rate-limited call), then the relay. One access line and one count per request, whatever its end.
+// key's or org's limits, as a rate-limited call: src/mcp/limits.ts), then the
+// relay. One access line and one count per request, whatever its end.
 //
 //   mcp: { servers: { github: { url: https://mcp.example.com/mcp, headers: { Authorization: "Bearer ${GITHUB_TOKEN}" } } } }
 import type { IncomingMessage, ServerResponse } from 'node:http';
