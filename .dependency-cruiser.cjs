@@ -29,7 +29,7 @@ module.exports = {
     },
     // Per folder: no folder imports one above it. From the bottom: the leaves and
     // src/request/ (the request view's helpers); the services beneath the pipeline
-    // (auth, routing, fleet, tracing, admission, pricing, spend, metrics, redis);
+    // (auth, routing, fleet, tracing, admission, limiters, pricing, spend, metrics, redis);
     // src/pipeline/; src/protocols/; src/proxy/; then the API (src/api/, and
     // its pass-through routes, src/api/passthrough/, on top of it; the MCP relay,
     // src/mcp/, beside them, which only the runtime and the app import); the key store (nothing of the request path)
@@ -58,8 +58,8 @@ module.exports = {
     },
     {
       name: 'services-under-the-pipeline', severity: 'error',
-      comment: 'Auth, routing, fleets, tracing, admission, pricing, spend, the metrics listener and Redis know the contract, not the pipeline that runs it nor anything above.',
-      from: { path: '^src/(auth|routing|fleet|tracing|admission|pricing|spend|metrics|redis)/' },
+      comment: 'Auth, routing, fleets, tracing, admission, the limiters, pricing, spend, the metrics listener and Redis know the contract, not the pipeline that runs it nor anything above.',
+      from: { path: '^src/(auth|routing|fleet|tracing|admission|limiters|pricing|spend|metrics|redis)/' },
       to: { path: '^src/(api|proxy|protocols|output-rules|responses-store|admin|cli|cluster|keys|app|gateway|server|runtime|reload|pipeline/(context|runner|pipeline|registry|hook-check))' },
     },
     {

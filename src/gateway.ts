@@ -15,6 +15,8 @@ import { watchRedisUp } from './redis/metrics';
 import { StoreHealth } from './redis/store-health';
 import { LeasePools } from './admission/stores';
 import { serveLeases } from './admission/primary-leases';
+import { LimiterPools } from './limiters/pools';
+import { serveLimiters } from './limiters/cluster';
 import { ResponseState } from './responses-store';
 import { serveResponses } from './responses-store';
 import { KeyHost, type KeySource } from './keys/host';
@@ -58,8 +60,9 @@ export const gatewayConfigCheck = (extraPlugins: PluginDefinition[] = []): Extra
  * a config names. Call it with each config before the workers get it.
  */
 export function primaryPlugins(primary: PrimaryLink): (loaded: LoadedConfig) => void {
-  // The core's own first: in-flight leases exact across the workers, and the stored responses without Redis.
+  // The core's own first: in-flight leases and request counts (the budgets', the MCP limits') exact across the workers, and the stored responses without Redis.
   serveLeases(primary);
+  serveLimiters(primary);
   const responses = serveResponses(primary);
   const registry = new PluginRegistry(builtinPlugins);
   const done = new WeakSet<PluginDefinition>();
@@ -82,7 +85,7 @@ export async function createGateway(loaded: LoadedConfig, logger: Logger, extraP
   // The stored responses read Redis from the same services once a config names it.
   const keyHost = cluster === undefined ? new KeyHost(logger) : undefined;
   const keys: KeySource = keyHost ?? new ClusterKeys(cluster!, logger);
-  const services: CoreServices = Object.assign(shared, { leases: new LeasePools(cluster), responses: new ResponseState({ services: shared, logger }), keys, spend: new SpendRecorder({ services: shared, logger }) });
+  const services: CoreServices = Object.assign(shared, { leases: new LeasePools(cluster), limiters: new LimiterPools(cluster), responses: new ResponseState({ services: shared, logger }), keys, spend: new SpendRecorder({ services: shared, logger }) });
   const kept = new Map<PluginDefinition, unknown>();
   const keptOf = (def: PluginDefinition): unknown => {
     if (def.keep === undefined) return undefined;

@@ -4,6 +4,7 @@ export { GatewayError, REASONS, type Reason } from './contract/errors';
 export type { AdmissionService, ConcurrencyLimit, LeaseScope } from './contract/admission';
 export { formatReset, limiterUnavailable, retryAfterSeconds } from './admission/refusals';
 export { PRIMARY_TIMEOUT_MS, TickBatcher } from './worker-link/tick-batcher';
+export { decidedInProcess, giveBack, InsuranceLimiter, LimiterPools, settle, type Limiter } from './limiters/pools';
 export { intLike, sizeLike } from './config/values';
 export {
   STAGES,

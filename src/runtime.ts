@@ -17,6 +17,7 @@ import type { PluginRegistry } from './pipeline/registry';
 import type { PluginDefinition, Services } from './contract/plugin';
 import { Admission } from './admission';
 import type { LeasePools } from './admission/stores';
+import type { LimiterPools } from './limiters/pools';
 import { createUpstream, type Upstream } from './proxy/upstream';
 import { createReply, type Reply } from './proxy/reply';
 import { droppedReporter, type DroppedReporter } from './api/dropped';
@@ -60,8 +61,8 @@ export interface Runtime extends ApiRuntime {
   close(): Promise<void>;
 }
 
-/** The process-wide services, with the core's own: the lease stores every config's admission uses, the Responses API's stored turns, the runtime keys, the spend records. */
-export type CoreServices = Services & { leases: LeasePools; responses: ResponseState; keys: KeySource; spend: SpendRecorder };
+/** The process-wide services, with the core's own: the lease stores every config's admission uses, the limiters of the MCP tool-call limits, the Responses API's stored turns, the runtime keys, the spend records. */
+export type CoreServices = Services & { leases: LeasePools; limiters: LimiterPools; responses: ResponseState; keys: KeySource; spend: SpendRecorder };
 
 export interface RuntimeDeps {
   registry: PluginRegistry;
@@ -129,7 +130,7 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     : (await import('./tracing/tracing')).createTracing(config, { env: process.env, file, metrics: deps.services.metrics, logger: deps.logger });
   const admission = new Admission(config, deps.services, deps.logger);
   const prices = compilePrices(config.pricing);
-  const { leases: _leases, keys: runtimeKeys, spend, ...services } = deps.services;
+  const { leases: _leases, limiters: _limiters, keys: runtimeKeys, spend, ...services } = deps.services;
   const pipeline = await createPipeline(resolved, { config, logger: deps.logger, services, admission, prices, keptOf: deps.keptOf },
     admission.active ? { name: 'admission', run: (ctx) => admission.admit(ctx) } : undefined)
     .catch(async (err: unknown) => { admission.close(); await tracing?.close(); throw err; });
@@ -151,8 +152,7 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     // The config check refused demo upstreams here: each has its url.
     passthroughProxies.set(name, createPassthroughProxy(name, { ...config.upstreams[name], url: config.upstreams[name].url! }, pipeline, deps.logger));
   }
-  const redis = deps.services.redis === undefined || config.redis === undefined ? undefined : { client: deps.services.redis, prefix: config.redis.prefix };
-  const mcp = new McpGateway(config, { logger: deps.logger, metrics: deps.services.metrics, redis, spend, tracing });
+  const mcp = new McpGateway(config, { logger: deps.logger, metrics: deps.services.metrics, spend, tracing, limiters: deps.services.limiters, redis: deps.services.redis, storeHealth: deps.services.storeHealth });
 
   let inflight = 0;
   let retired: (() => void) | undefined;

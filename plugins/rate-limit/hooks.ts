@@ -8,10 +8,9 @@
 // core's: taken before these hooks run.)
 import type { Logger } from 'pino';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { imageCost, limiterUnavailable, type PluginHooks, type Price, type PriceList, type RequestContext, type StoreHealthNotes } from '../../src';
+import { decidedInProcess, giveBack, imageCost, limiterUnavailable, settle, type PluginHooks, type Price, type PriceList, type RequestContext, type StoreHealthNotes } from '../../src';
 import { decide, type Fit } from './decide';
 import { amountText, rateLimited, setRateLimitHeaders } from './headers';
-import { decidedInProcess, giveBack, settle } from './limiters';
 import { admitted, keyAt, type CompiledBudget, type Policy, type PolicyOf } from './policy';
 import { askOf, dearest, largestCap, need, settlement, used, type Ask } from './reservation';
 

@@ -8,16 +8,15 @@
 // sent with the largest that fits, so concurrent requests never together
 // overspend, whatever the language of their prompts. With `redis` in
 // the config all replicas share one count; without it, counts are per
-// machine (with several workers, the primary keeps them). Budgets come from
+// machine (with several workers, the primary keeps them: the core's
+// limiters, src/limiters/, which the MCP tool-call limits share). Budgets come from
 // keys[].limits and orgs.<name>.limits (fields this plugin adds); `defaults`
 // covers keys that name none. In-flight limits are the core's (admission).
 //
 //   - { name: rate-limit, defaults: { requests: 120, tokens: 200000, dollars: 50, dollarWindow: month }, defaultMaxTokens: 1024 }
-import type { PluginDefinition } from '../../src';
+import { LimiterPools, type PluginDefinition } from '../../src';
 import { checkDollars } from './check';
-import { servePrimary } from './cluster';
 import { createHooks, type RateLimitState } from './hooks';
-import { LimiterPools } from './limiters';
 import { compilePolicies } from './policy';
 import { budgetFields, budgetSchema, settingsSchema, type RateLimitSettings } from './settings';
 
@@ -29,8 +28,6 @@ export const plugin: PluginDefinition<RateLimitSettings, RateLimitState, Limiter
   schema: settingsSchema,
   fields: { limits: budgetFields },
   check: (config, active) => (active ? checkDollars(config) : []),
-  // With several workers, the memory store's counts live in the primary.
-  setUpPrimary: servePrimary,
   // In-process limiters keep their counts across reloads.
   keep: (services) => new LimiterPools(services.cluster),
   create({ defaults, defaultMaxTokens }, { config, logger, services, kept, prices }) {

@@ -5,9 +5,8 @@
 // principal, at its first request, so a key made or changed through the
 // admin API gets its own without a reload.
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import type { GatewayConfig, Principal } from '../../src';
+import type { GatewayConfig, Limiter, Principal } from '../../src';
 import { storeKey, type BudgetKind, type Scope } from './keys';
-import type { Limiter } from './limiters';
 import { budgetSchema, type Budget } from './settings';
 import { CALENDAR_SECONDS, periodOf, windowText, type Period } from './windows';
 

@@ -127,20 +127,26 @@ function adminProblems({ admin, keys }: ConfigView): string[] {
 
 const isGlob = (name: string): boolean => /[*?]/.test(name);
 
-/** A key or org that names an MCP server (by its exact name, or in a tool's "<server>/") the config does not hold: a typo that would allow nothing. */
+/** A key or org that names an MCP server (by its exact name, or in a tool's or a limit's "<server>/") the config does not hold: a typo that would allow (or limit) nothing. */
 function mcpProblems({ keys, orgs, mcp }: ConfigView): string[] {
   // Not a map at all: the schema said so, and no name can be checked.
   if (mcp !== undefined && mcp.servers === undefined) return [];
   const servers = mcp?.servers ?? {};
   const problems: string[] = [];
-  const check = (where: string, access: { servers?: string[]; tools?: string[] } | undefined): void => {
+  const named = (tool: string): boolean => {
+    const server = tool.slice(0, tool.indexOf('/'));
+    return isGlob(server) || Object.hasOwn(servers, server);
+  };
+  const check = (where: string, access: { servers?: string[]; tools?: string[]; limits?: Readonly<Record<string, unknown>> } | undefined): void => {
     access?.servers?.forEach((name, j) => {
       if (!isGlob(name) && !Object.hasOwn(servers, name)) problems.push(`${where}.mcp.servers[${j}]: no MCP server "${name}" under mcp.servers`);
     });
     access?.tools?.forEach((tool, j) => {
-      const server = tool.slice(0, tool.indexOf('/'));
-      if (!isGlob(server) && !Object.hasOwn(servers, server)) problems.push(`${where}.mcp.tools[${j}]: no MCP server "${server}" under mcp.servers`);
+      if (!named(tool)) problems.push(`${where}.mcp.tools[${j}]: no MCP server "${tool.slice(0, tool.indexOf('/'))}" under mcp.servers`);
     });
+    for (const tool of Object.keys(access?.limits ?? {})) {
+      if (tool.includes('/') && !named(tool)) problems.push(`${where}.mcp.limits.${tool}: no MCP server "${tool.slice(0, tool.indexOf('/'))}" under mcp.servers`);
+    }
   };
   keys?.forEach((key, i) => check(`keys[${i}]`, key?.mcp));
   for (const [name, org] of Object.entries(orgs ?? {})) check(`orgs.${name}`, org?.mcp);

@@ -56,13 +56,36 @@ const serverSchema = z.strictObject({
 /** Where a plugin may add fields to the config: keys, orgs, a key's or org's `limits`, routes, upstreams. */
 export type FieldPoint = 'keys' | 'orgs' | 'limits' | 'routes' | 'upstreams';
 
+const TOOL_NAME = /^[^/]+\/[^/]+$/;
+const TOOL_NAME_RULE = 'must be "<server>/<tool>", each part a name or a glob such as github/* or */read_*';
+
+/** One limit on tool calls: at most `requests` calls per `windowSeconds` (docs/mcp.md). */
+export const mcpLimitSchema = z.strictObject({
+  requests: intLike(1, Number.MAX_SAFE_INTEGER),
+  windowSeconds: intLike(1, 86_400 * 31).default(60),
+});
+
+/** Most limits one key or org may set: every tool call is checked against each of them. */
+export const MAX_MCP_LIMITS = 32;
+
+/** Tool-call limits by glob of "<server>/<tool>": each call counts against every limit whose glob names it. */
+export const mcpLimitsSchema = z.record(z.string().max(200).regex(TOOL_NAME), mcpLimitSchema, {
+  // Said here, not by the key's own schema: a record reports a bad key only as "Invalid key in record".
+  error: (issue) => (issue.code === 'invalid_key' ? `${TOOL_NAME_RULE} (at most 200 characters)` : undefined),
+}).check((ctx) => {
+  if (Object.keys(ctx.value).length > MAX_MCP_LIMITS) ctx.issues.push({ code: 'custom', input: ctx.value, message: `at most ${MAX_MCP_LIMITS} limits; a glob such as github/* covers many tools at once` });
+});
+
 /**
  * Which MCP servers (globs of their names) and tools (globs of "<server>/<tool>")
- * a key or an org may use; a list left out allows none (docs/mcp.md).
+ * a key or an org may use, a list left out allowing none; and how many tool
+ * calls it may make (docs/mcp.md).
  */
 export const mcpAccessSchema = z.strictObject({
   servers: z.array(z.string().min(1).max(200)).optional(),
-  tools: z.array(z.string().regex(/^[^/]+\/[^/]+$/, 'must be "<server>/<tool>", each part a name or a glob such as github/* or */read_*')).optional(),
+  tools: z.array(z.string().regex(TOOL_NAME, TOOL_NAME_RULE)).optional(),
+  /** Tool-call limits of this key (or, shared by its keys, of this org). */
+  limits: mcpLimitsSchema.optional(),
 });
 
 // Keys, orgs, routes and upstreams are open to the fields plugins declare
@@ -260,6 +283,7 @@ export type PassthroughConfig = GatewayConfig['passthrough'][number];
 export type McpConfig = z.infer<typeof mcpSchema>;
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
 export type McpAccessConfig = z.infer<typeof mcpAccessSchema>;
+export type McpLimitsConfig = z.infer<typeof mcpLimitsSchema>;
 
 /**
  * A config as far as it is valid, for the cross-checks of one that failed the

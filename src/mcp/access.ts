@@ -1,4 +1,4 @@
-// Which MCP servers and tools a key may use: its own `mcp` list, else its
+// Which MCP servers and tools a key may use: its own `mcp` lists, else its
 // org's, else none. A tool is named "<server>/<tool>"; both lists are globs,
 // compiled once per key and config (a key's lists never change under one runtime).
 //
@@ -28,6 +28,8 @@ export function compileAccess(config: McpAccessConfig | undefined): McpAccess {
 }
 
 const isAccess = (value: unknown): value is McpAccessConfig => value !== null && typeof value === 'object' && !Array.isArray(value);
+/** A key's `mcp` that names either list: its lists replace its org's (one that sets only `limits` keeps the org's lists). */
+const namesLists = (value: unknown): value is McpAccessConfig => isAccess(value) && (value.servers !== undefined || value.tools !== undefined);
 
 /** Each key's access, compiled on its first MCP request under this config. */
 export class AccessTable {
@@ -42,7 +44,7 @@ export class AccessTable {
       // A runtime key's entry was checked by the admin API; anything else there is not a list.
       const own = principal.entry.mcp;
       const org = principal.org !== null && Object.hasOwn(this.orgs, principal.org) ? this.orgs[principal.org].mcp : undefined;
-      access = compileAccess(isAccess(own) ? own : org);
+      access = compileAccess(namesLists(own) ? own : org);
       this.compiled.set(principal, access);
     }
     return access;

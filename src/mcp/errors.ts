@@ -3,9 +3,11 @@
 // ({"jsonrpc":"2.0","id":null,"error":{code,message}}), under the HTTP status
 // that says what happened; and a refused tool call's answer, the error the
 // tools specification gives for an unknown tool (-32602), so a refusal looks
-// like a tool that is not there. Messages are generic: never a server's
-// address, a header or why a key may not use something.
+// like a tool that is not there; a call over a limit, a server error that
+// says when to try again. Messages are generic: never a server's address, a
+// header, why a key may not use something, or a limit's size.
 import type { ServerResponse } from 'node:http';
+import { formatReset } from '../admission/refusals';
 import type { JsonRpcId } from './messages';
 
 /** What went wrong, as counted in sluice_mcp_requests_total's outcome label. */
@@ -41,6 +43,30 @@ export function sendFailure(res: ServerResponse, failure: McpFailure): number {
   res.end(body);
   return bytes;
 }
+
+/**
+ * The answer to a tools/call over one of its key's or org's limits, or that
+ * could not be checked (redis.failMode closed, Redis out): JSON-RPC's
+ * implementation-defined server error (-32000; MCP defines no code for it),
+ * with when to try again in words and in `data`, and never the limit itself.
+ * `data.reason` is the gateway's reason (docs/errors.md).
+ */
+export const limitedCall = (id: JsonRpcId, retryAfterMs: number) => ({
+  jsonrpc: '2.0', id,
+  error: { code: -32000, message: `Too many calls to this tool: a rate limit is reached. Try again in ${formatReset(retryAfterMs)}.`, data: { reason: 'rate_limited', retryAfterMs } },
+});
+
+/** How long a client is told to wait when the limits could not be checked. */
+export const UNAVAILABLE_RETRY_MS = 1000;
+
+export const uncheckedCall = (id: JsonRpcId) => ({
+  jsonrpc: '2.0', id,
+  error: { code: -32000, message: 'The gateway cannot check its rate limits now, so this tool call was not made. Try again in a moment.', data: { reason: 'limiter_unavailable', retryAfterMs: UNAVAILABLE_RETRY_MS } },
+});
+
+/** A batch's other requests, when the gateway answers the batch whole. */
+export const notProcessed = (id: JsonRpcId) =>
+  ({ jsonrpc: '2.0', id, error: { code: -32000, message: 'Not processed: send this request again on its own.' } });
 
 /** The answer to a tools/call of a tool the key may not call: the tools specification's unknown-tool error. */
 export const unknownTool = (id: JsonRpcId, name: string | undefined) =>

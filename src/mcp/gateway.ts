@@ -2,7 +2,8 @@
 // keys and each key's MCP lists. In order: the key (a 401 as on every route),
 // the server (one the key may not use is as absent as one not configured:
 // 404), the POST body (JSON-RPC, at most server.bodyLimit) and its tool calls
-// (one the key may not make is answered here as an unknown tool), then the
+// (one the key may not make is answered here as an unknown tool; one over the
+// key's or org's limits, as a rate-limited call: src/mcp/limits.ts), then the
 // relay. One access line and one count per request, whatever its end; and
 // for each tools/call, what tool-calls.ts leaves (record, count, span, audit).
 //
@@ -15,30 +16,38 @@ import type { UsageRecord } from '../spend/record';
 import type { Tracing } from '../tracing/tracing';
 import { authenticate, authorizationOf, type KeyIndex, type Principal } from '../auth/keys';
 import type { GatewayConfig } from '../config/schema';
+import type { RedisClient } from '../contract/types';
+import type { StoreHealthNotes } from '../contract/plugin';
+import type { LimiterPools } from '../limiters/pools';
+import { retryAfterSeconds } from '../admission/refusals';
 import { requestIdOf } from '../pipeline/context';
 import { AccessTable, type McpAccess } from './access';
-import { sendFailure, unknownTool, type McpFailure } from './errors';
-import { isRefusedCall, listRequestIds, methodLabel, readPost, type McpPost } from './messages';
+import { admitCalls } from './admit-calls';
+import { limitedCall, notProcessed, sendFailure, UNAVAILABLE_RETRY_MS, uncheckedCall, unknownTool, type McpFailure } from './errors';
+import { McpLimits } from './limits';
+import { isRefusedCall, listRequestIds, methodLabel, readPost, type JsonRpcId, type McpMessage, type McpPost } from './messages';
 import { mcpCounter, type McpCounter, type McpOutcome } from './metrics';
 import { readMcpBody } from './body';
 import { McpServerRelay, type RelayEnd } from './relay';
-import { Federation, type FederatedNote } from './federation/federation';
+import { Federation, type FederatedNote, type LimitRefusal } from './federation/federation';
 import { MemorySessionStore, RedisSessionStore } from './federation/sessions';
 import { HEADER_MISMATCH, sendError } from './federation/answers';
 import { headerMismatch } from './modern';
 import { bindingOf } from './session-binding';
-import type { RedisClient } from '../redis/client';
 import { packageVersion } from '../plumbing/version';
 import { ToolCalls, toolCallsOf, type ToolCall } from './tool-calls';
 
 export interface McpDeps {
   logger: Logger;
   metrics?: Registry;
-  /** Where the federated endpoint's sessions live: Redis when the config names it (shared by the replicas), else this process. */
-  redis?: { client: RedisClient; prefix: string };
   /** Where each tool call's usage record goes. */
   spend?: { add(record: UsageRecord): void };
   tracing?: Tracing;
+  /** The process's limiters (src/limiters/): the tool-call limits count there. */
+  limiters: LimiterPools;
+  /** The Redis connection, when the config names redis (the federated endpoint's sessions live there too), and its health notes. */
+  redis?: RedisClient;
+  storeHealth?: StoreHealthNotes;
 }
 
 /** What one MCP request did, for its access line and its count: written here, read when the response closes. */
@@ -76,19 +85,22 @@ const OUTCOME: Record<McpFailure, McpOutcome> = {
 export class McpGateway {
   private readonly servers = new Map<string, McpServerRelay>();
   private readonly access: AccessTable;
+  private readonly limits: McpLimits;
   private readonly count: McpCounter;
   private readonly toolCalls: ToolCalls;
   private readonly bodyLimit: number;
   private readonly federation: Federation;
 
-  constructor(config: Pick<GatewayConfig, 'mcp' | 'orgs' | 'server'>, private readonly deps: McpDeps) {
+  constructor(config: Pick<GatewayConfig, 'mcp' | 'orgs' | 'server' | 'redis'>, private readonly deps: McpDeps) {
     for (const [name, server] of Object.entries(config.mcp?.servers ?? {})) this.servers.set(name, new McpServerRelay(server));
     this.access = new AccessTable(config.orgs);
+    const redis = config.redis === undefined ? undefined : deps.redis;
+    this.limits = new McpLimits(config, deps.limiters.source(redis, config.redis?.failMode ?? 'open'), redis && deps.storeHealth);
     this.count = mcpCounter(deps.metrics);
     this.toolCalls = new ToolCalls(deps);
     this.bodyLimit = config.server.bodyLimit;
     const idleMs = config.mcp?.sessionIdleMs ?? 3_600_000;
-    const store = deps.redis === undefined ? new MemorySessionStore(idleMs) : new RedisSessionStore(deps.redis.client, deps.redis.prefix, idleMs);
+    const store = redis === undefined ? new MemorySessionStore(idleMs) : new RedisSessionStore(redis, config.redis!.prefix, idleMs);
     this.federation = new Federation(this.servers, store, deps.logger, { name: 'sluice', version: packageVersion() });
   }
 
@@ -148,7 +160,15 @@ export class McpGateway {
     }
     const note: FederatedNote = {};
     exchange.bytesIn = read.bytes.length;
-    await this.federation.post({ req, res, owner, access, message: read.json as Record<string, unknown>, bytes: read.bytes, note });
+    const principal = exchange.principal!;
+    const admit = async (server: string, tool: string, id: JsonRpcId): Promise<LimitRefusal | undefined> => {
+      const a = await this.limits.admitToolCall(principal, server, tool);
+      if (a.verdict === 'admitted') return undefined;
+      return a.verdict === 'limited'
+        ? { outcome: 'limited', answer: limitedCall(id, a.retryAfterMs), retryAfterSeconds: retryAfterSeconds(a.retryAfterMs) }
+        : { outcome: 'limiter_unavailable', answer: uncheckedCall(id), retryAfterSeconds: retryAfterSeconds(UNAVAILABLE_RETRY_MS) };
+    };
+    await this.federation.post({ req, res, owner, access, message: read.json as Record<string, unknown>, bytes: read.bytes, note, admit });
     exchange.server = note.server ?? FEDERATED;
     exchange.tool = note.tool;
     exchange.bytesOut = note.bytes ?? Number(res.getHeader('content-length') ?? 0);
@@ -159,6 +179,7 @@ export class McpGateway {
     }
     if (note.failure !== undefined) return this.failWith(exchange, res, note.failure);
     if (note.refused === true) exchange.outcome = 'refused';
+    else if (note.limited !== undefined) exchange.outcome = note.limited;
     else if (note.status !== undefined) exchange.outcome = note.status === 499 ? 'client_closed' : note.status < 400 ? 'ok' : 'rejected';
     else exchange.outcome = res.statusCode < 400 ? 'ok' : 'rejected';
   }
@@ -195,7 +216,16 @@ export class McpGateway {
       exchange.calls = toolCallsOf(post, name, access);
       const call = post.messages.find((m) => m.method === 'tools/call');
       if (call?.tool !== undefined && access.tool(name, call.tool)) exchange.tool = call.tool;
-      if (post.messages.some((m) => isRefusedCall(m, name, access))) return this.refuse(exchange, res, post, name, access);
+      if (post.messages.some((m) => isRefusedCall(m, name, access))) {
+        return this.answerWhole(exchange, res, post, 'refused', (m) => (isRefusedCall(m, name, access) ? unknownTool(m.id!, m.tool) : undefined));
+      }
+      const admitted = await admitCalls(this.limits, exchange.principal!, name, post);
+      if (!admitted.admitted) return this.answerWhole(exchange, res, post, admitted.outcome, admitted.answerOf, admitted.retryAfterMs);
+      // The client left while its calls were counted: they are not made, and their counts go back.
+      if (res.destroyed) {
+        admitted.undo();
+        return void (exchange.outcome = 'client_closed');
+      }
     }
     const ids = exchange.post === undefined ? undefined : listRequestIds(exchange.post);
     const end: RelayEnd = await relay.relay(req, res, body, ids === undefined ? undefined : { ids, allowed: (tool) => access.tool(name, tool) }, undefined, binding);
@@ -206,19 +236,22 @@ export class McpGateway {
   }
 
   /**
-   * A tool call the key may not make, answered as the tools specification
-   * answers an unknown tool, and never sent on. In a batch (2025-03-26's
-   * transport) the whole batch is answered here: the refused calls so, the
-   * other requests with an error asking to send them again on their own.
+   * A POST the gateway answers itself, nothing of it sent on: a tool call the
+   * key may not make (answered as the tools specification answers an unknown
+   * tool), or one over a limit. As JSON-RPC answers under HTTP 200, so a
+   * client gets each request's error by its id. In a batch (2025-03-26's
+   * transport) the whole batch is answered here: the refused calls by
+   * `answerOf`, the other requests with an error asking to send them again on
+   * their own. A limited call's wait also goes in Retry-After.
    */
-  private refuse(exchange: McpExchange, res: ServerResponse, post: McpPost, name: string, access: McpAccess): void {
-    exchange.outcome = 'refused';
-    const answers = post.messages.filter((m) => m.id !== undefined && m.method !== undefined).map((m) => (isRefusedCall(m, name, access)
-      ? unknownTool(m.id!, m.tool)
-      : { jsonrpc: '2.0', id: m.id, error: { code: -32000, message: 'Not processed: send this request again on its own.' } }));
+  private answerWhole(exchange: McpExchange, res: ServerResponse, post: McpPost, outcome: McpOutcome, answerOf: (m: McpMessage) => object | undefined, retryAfterMs?: number): void {
+    exchange.outcome = outcome;
+    const answers = post.messages.filter((m) => m.id !== undefined && m.method !== undefined).map((m) => answerOf(m) ?? notProcessed(m.id!));
     const text = JSON.stringify(post.batch ? answers : answers[0]);
     exchange.bytesOut = Buffer.byteLength(text);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': exchange.bytesOut });
+    const head: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': exchange.bytesOut };
+    if (retryAfterMs !== undefined) head['retry-after'] = retryAfterSeconds(retryAfterMs);
+    res.writeHead(200, head);
     res.end(text);
   }
 

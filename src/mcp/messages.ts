@@ -28,6 +28,8 @@ function readMessage(value: unknown): McpMessage | undefined {
   const id = typeof value.id === 'string' || typeof value.id === 'number' ? value.id : undefined;
   const method = typeof value.method === 'string' ? value.method : undefined;
   if (method === undefined && id === undefined) return undefined;
+  // A tool call is a request: one without an id could be answered by no one, and would pass the key's lists and limits unchecked.
+  if (method === 'tools/call' && id === undefined) return undefined;
   const params = value.params;
   if (method !== 'tools/call' || !isObject(params)) return { id, method };
   const tool = typeof params.name === 'string' ? params.name : undefined;

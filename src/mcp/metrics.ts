@@ -3,8 +3,12 @@
 // the specification defines (methodLabel), the outcome one of a fixed list.
 import { Counter, type Registry } from 'prom-client';
 
-/** ok: the server's 2xx or 3xx relayed; rejected: its 4xx or 5xx relayed; refused: a tool call the gateway answered; the rest: the gateway's own answers. */
-export type McpOutcome = 'ok' | 'rejected' | 'refused' | 'unauthorized' | 'not_found' | 'invalid' | 'too_large' | 'timeout' | 'unreachable' | 'server_error' | 'client_closed';
+/**
+ * ok: the server's 2xx or 3xx relayed; rejected: its 4xx or 5xx relayed; refused: a tool call the key may not
+ * make; limited: a tool call over a limit; limiter_unavailable: a tool call whose limits could not be checked
+ * (redis.failMode closed); the rest: the gateway's own answers.
+ */
+export type McpOutcome = 'ok' | 'rejected' | 'refused' | 'limited' | 'limiter_unavailable' | 'unauthorized' | 'not_found' | 'invalid' | 'too_large' | 'timeout' | 'unreachable' | 'server_error' | 'client_closed';
 
 export type McpCounter = (server: string, method: string, outcome: McpOutcome) => void;
 

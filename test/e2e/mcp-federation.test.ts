@@ -18,6 +18,7 @@ const TOKEN = `fed-upstream-${Math.random().toString(36).slice(2)}`;
 const fed = makeKey('fed', { mcp: { servers: ['files', 'json'], tools: ['files/add', 'files/count', 'json/add'] } });
 const other = makeKey('other', { mcp: { servers: ['json'], tools: ['json/*'] } });
 const none = makeKey('none');
+const capped = makeKey('capped', { mcp: { servers: ['files'], tools: ['files/add'], limits: { 'files/add': { requests: 2, windowSeconds: 60 } } } });
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
 
@@ -46,7 +47,7 @@ describe('MCP federation at /mcp', () => {
     files = await startMcpServer({ slowMs: 300 });
     json = await startMcpServer({ json: true });
     const config = {
-      keys: [fed.entry, other.entry, none.entry],
+      keys: [fed.entry, other.entry, none.entry, capped.entry],
       redis: { url: sharedRedisUrl(), prefix: uniquePrefix() },
       mcp: { servers: { files: { url: files.url, headers: { Authorization: `Bearer ${TOKEN}` } }, json: { url: json.url } } },
     };
@@ -105,6 +106,21 @@ describe('MCP federation at /mcp', () => {
     expect((err as McpError).code).toBe(-32602);
     await client.close();
     await narrow.close();
+  });
+
+  it('holds a tool call on /mcp to the key\'s limits, counted with the replicas\' other calls, and refuses the rest before they reach the server', async () => {
+    const { client: onA } = await connect(a.url, capped.key);
+    const { client: onB } = await connect(b.url, capped.key);
+    const before = files.toolCalls.length;
+    expect((await onA.callTool({ name: 'files__add', arguments: { a: 1, b: 1 } })).content).toEqual([{ type: 'text', text: '2' }]);
+    expect((await onB.callTool({ name: 'files__add', arguments: { a: 1, b: 2 } })).content).toEqual([{ type: 'text', text: '3' }]);
+    const err = await onA.callTool({ name: 'files__add', arguments: { a: 1, b: 3 } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(McpError);
+    expect((err as McpError).code).toBe(-32000);
+    expect((err as McpError).data).toMatchObject({ reason: 'rate_limited', retryAfterMs: expect.any(Number) });
+    expect(files.toolCalls.length - before).toBe(2);
+    await onA.close();
+    await onB.close();
   });
 
   it('continues a session begun on replica A on replica B, and after A is gone', async () => {

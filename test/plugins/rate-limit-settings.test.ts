@@ -1,6 +1,6 @@
 // The rate-limit plugin's limiters, and what it checks in a config.
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { decidedInProcess, InsuranceLimiter, LimiterPools } from '../../plugins/rate-limit/limiters';
+import { decidedInProcess, InsuranceLimiter, LimiterPools } from '../../src/limiters/pools';
 import { ConfigError, validateConfig } from '../../src/config/load';
 import { gatewayConfigCheck } from '../../src/gateway';
 

@@ -4,7 +4,7 @@ import pino from 'pino';
 import Redis from 'ioredis';
 import { Counter, Registry } from 'prom-client';
 import { plugin } from '../../plugins/rate-limit';
-import { LimiterPools } from '../../plugins/rate-limit/limiters';
+import { LimiterPools } from '../../src/limiters/pools';
 import { FALLBACK_TOTAL, StoreHealth } from '../../src/redis/store-health';
 import { REDIS_UP, watchRedisUp } from '../../src/redis/metrics';
 import { validateConfig } from '../../src/config/load';

@@ -7,6 +7,7 @@
 // arrived without the credential ever reaching the client); wait (a progress
 // notification, then nothing until the test calls release() or the client
 // cancels: each cancellation that reached the server is kept in `cancelled`).
+// Each tool call the server runs is noted by name (toolCalls).
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,6 +28,8 @@ export interface TestMcpServer {
   waiting(): number;
   /** Lets every wait call now waiting answer. */
   release(): void;
+  /** The name of each tool call the server ran, in the order they came. */
+  toolCalls: string[];
   close(): Promise<void>;
 }
 
@@ -41,11 +44,13 @@ interface Waits {
   cancelled: TestMcpServer['cancelled'];
 }
 
-function mcpServer(slowMs: number, waits: Waits): McpServer {
+function mcpServer(slowMs: number, waits: Waits, toolCalls: string[]): McpServer {
   const server = new McpServer({ name: 'sluice-test', version: '1.0.0' });
-  server.registerTool('add', { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => text(String(a + b)));
-  server.registerTool('delete_repo', { description: 'Deletes a repository.', inputSchema: { name: z.string() } }, async ({ name }) => text(`deleted ${name}`));
+  // Every tool notes its call first: what reached the server, counted by the server.
+  server.registerTool('add', { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => (toolCalls.push('add'), text(String(a + b))));
+  server.registerTool('delete_repo', { description: 'Deletes a repository.', inputSchema: { name: z.string() } }, async ({ name }) => (toolCalls.push('delete_repo'), text(`deleted ${name}`)));
   server.registerTool('count', { description: 'Counts, with progress.', inputSchema: { steps: z.number() } }, async ({ steps }, extra) => {
+    toolCalls.push('count');
     const progressToken = extra._meta?.progressToken;
     for (let i = 1; i <= steps; i++) {
       if (progressToken !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: i, total: steps } });
@@ -53,6 +58,7 @@ function mcpServer(slowMs: number, waits: Waits): McpServer {
     return text(`counted ${steps}`);
   });
   server.registerTool('slow', { description: 'Reports progress, then answers later.' }, async (extra) => {
+    toolCalls.push('slow');
     const progressToken = extra._meta?.progressToken;
     if (progressToken !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: 0, total: 1 } });
     await sleep(slowMs);
@@ -75,6 +81,7 @@ function mcpServer(slowMs: number, waits: Waits): McpServer {
     return text('released');
   });
   server.registerTool('headers', { description: 'What reached the server.' }, async (extra) => {
+    toolCalls.push('headers');
     const headers = extra.requestInfo?.headers ?? {};
     const auth = headers.authorization;
     return text(JSON.stringify({ authorization: typeof auth === 'string' ? sha256(auth) : null, names: Object.keys(headers).sort() }));
@@ -88,6 +95,7 @@ export async function startMcpServer(opts: { json?: boolean; slowMs?: number } =
   const closedSessions: string[] = [];
   const requests: TestMcpServer['requests'] = [];
   const waits: Waits = { open: new Set(), cancelled: [] };
+  const toolCalls: string[] = [];
   const http: Server = createServer((req, res) => {
     requests.push({ method: req.method, headers: req.headers });
     const id = req.headers['mcp-session-id'];
@@ -104,7 +112,7 @@ export async function startMcpServer(opts: { json?: boolean; slowMs?: number } =
       onsessioninitialized: (sid) => { sessions.set(sid, transport); },
       onsessionclosed: (sid) => { sessions.delete(sid); closedSessions.push(sid); },
     });
-    void mcpServer(opts.slowMs ?? 800, waits).connect(transport).then(() => transport.handleRequest(req, res));
+    void mcpServer(opts.slowMs ?? 800, waits, toolCalls).connect(transport).then(() => transport.handleRequest(req, res));
   });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const { port } = http.address() as AddressInfo;
@@ -116,6 +124,7 @@ export async function startMcpServer(opts: { json?: boolean; slowMs?: number } =
     cancelled: waits.cancelled,
     waiting: () => waits.open.size,
     release: () => { for (const open of waits.open) open(); waits.open.clear(); },
+    toolCalls,
     close: async () => {
       await Promise.allSettled([...sessions.values()].map((t) => t.close()));
       http.closeAllConnections();

@@ -32,6 +32,8 @@ export interface FederatedNote {
   tool?: string;
   failure?: McpFailure;
   refused?: boolean;
+  /** A tool call over one of the key's limits, or whose limits could not be checked. */
+  limited?: 'limited' | 'limiter_unavailable';
   /** The status of a relayed answer (499: the client left), and the body's bytes the client was sent. */
   status?: number;
   bytes?: number;
@@ -45,6 +47,14 @@ export interface FederatedRequest {
   message: Record<string, unknown>;
   bytes: Buffer;
   note: FederatedNote;
+  /** A tool call against the key's limits: undefined when admitted, else what to answer and when to try again. */
+  admit(server: string, tool: string, id: JsonRpcId): Promise<LimitRefusal | undefined>;
+}
+
+export interface LimitRefusal {
+  outcome: 'limited' | 'limiter_unavailable';
+  answer: object;
+  retryAfterSeconds: number;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -206,7 +216,14 @@ export class Federation {
       return sendError(r.res, 200, id, INVALID_PARAMS, `Unknown prompt: ${(name ?? '').slice(0, 200)}`);
     }
     r.note.server = target.server;
-    if (method === 'tools/call') r.note.tool = target.name;
+    if (method === 'tools/call') {
+      r.note.tool = target.name;
+      const refusal = await r.admit(target.server, target.name, id);
+      if (refusal !== undefined) {
+        r.note.limited = refusal.outcome;
+        return sendJson(r.res, 200, refusal.answer, { 'retry-after': String(refusal.retryAfterSeconds) });
+      }
+    }
     const body = Buffer.from(JSON.stringify({ ...r.message, params: { ...params, name: target.name } }));
     const relay = this.servers.get(target.server)!;
     for (let attempt = 0; attempt < 2; attempt++) {

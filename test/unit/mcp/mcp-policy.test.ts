@@ -1,6 +1,6 @@
 // The MCP relay's pure parts, table-tested: a key's lists, a POST read once,
 // refused calls, tools/list answers filtered as JSON and event by event, and
-// the config's mcp section checked at load.
+// the config's mcp section (its servers, lists and limits) checked at load.
 import { Readable } from 'node:stream';
 import { compileAccess } from '../../../src/mcp/access';
 import { isRefusedCall, listRequestIds, methodLabel, readPost } from '../../../src/mcp/messages';
@@ -115,5 +115,36 @@ describe('the mcp section at load', () => {
     expect(found).toMatch(/keys\[0\]\.mcp\.tools\[0\]/);
     expect(found).toMatch(/keys\[1\]\.mcp\.servers\[0\]: no MCP server "nope"/);
     expect(found).toMatch(/orgs\.acme\.mcp\.tools\[0\]: no MCP server "ghost"/);
+  });
+
+  describe('mcp.limits', () => {
+    const servers = { files: { url: 'http://127.0.0.1:9/mcp' } };
+    const key = (limits: unknown) => ({ mcp: { servers }, keys: [{ id: 'k', sha256: 'a'.repeat(64), mcp: { servers: ['files'], tools: ['files/*'], limits } }] });
+
+    it('accepts limits by glob, a number as a string, and the window left to its default', () => {
+      expect(problems(key({ 'files/*': { requests: 60 }, 'files/add': { requests: '5', windowSeconds: '3600' }, '*/*': { requests: 1000 } }))).toEqual([]);
+      expect(problems({ mcp: { servers }, orgs: { acme: { mcp: { limits: { 'files/*': { requests: 1 } } } } } })).toEqual([]);
+    });
+
+    it('names each bad limit at its path', () => {
+      const found = problems(key({ add: { requests: 1 }, 'files/a/b': { requests: 1 }, 'files/x': { requests: 0 }, 'files/y': { requests: 1.5 }, 'files/z': { requests: 1, windowSeconds: 0 }, 'files/w': { requests: 1, per: 'tool' }, 'files/v': {} }));
+      expect(found).toEqual(expect.arrayContaining([
+        expect.stringMatching(/^keys\[0\]\.mcp\.limits\.add: must be "<server>\/<tool>"/),
+        expect.stringMatching(/^keys\[0\]\.mcp\.limits\.files\/a\/b: must be "<server>\/<tool>"/),
+        expect.stringMatching(/^keys\[0\]\.mcp\.limits\.files\/x\.requests: /),
+        expect.stringMatching(/^keys\[0\]\.mcp\.limits\.files\/y\.requests: /),
+        expect.stringMatching(/^keys\[0\]\.mcp\.limits\.files\/z\.windowSeconds: /),
+        expect.stringMatching(/^keys\[0\]\.mcp\.limits\.files\/w\.per: unknown field/),
+        expect.stringMatching(/^keys\[0\]\.mcp\.limits\.files\/v\.requests: /),
+      ]));
+      expect(found).toHaveLength(7);
+    });
+
+    it('refuses more than 32 limits, a window past 31 days, and a limit naming a server the config does not hold', () => {
+      const many = Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`files/t${i}`, { requests: 1 }]));
+      expect(problems(key(many))).toEqual([expect.stringMatching(/^keys\[0\]\.mcp\.limits: at most 32 limits/)]);
+      expect(problems(key({ 'files/add': { requests: 1, windowSeconds: 86_400 * 31 + 1 } }))).toEqual([expect.stringMatching(/^keys\[0\]\.mcp\.limits\.files\/add\.windowSeconds: /)]);
+      expect(problems(key({ 'github/*': { requests: 1 }, 'git*/x': { requests: 1 } }))).toEqual(['keys[0].mcp.limits.github/*: no MCP server "github" under mcp.servers']);
+    });
   });
 });

@@ -36,7 +36,6 @@ describe('a tool call\'s usage record', () => {
     const post = readPost([
       { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_issue', _meta: { traceparent: '00-aa-bb-01' } } },
       { jsonrpc: '2.0', id: 'b', method: 'tools/call', params: { name: 'delete_repo' } },
-      { jsonrpc: '2.0', method: 'tools/call', params: { name: 'get_issue' } },
       { jsonrpc: '2.0', id: 3, method: 'tools/list' },
     ])!;
     expect(toolCallsOf(post, 'github', access)).toEqual([

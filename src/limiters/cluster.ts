@@ -1,6 +1,7 @@
 // The memory store across workers (server.workers above 1): every count
 // lives in the primary, in one RateLimiterMemory per budget, so a budget of N
-// admits exactly N across the workers of one machine. A worker's limiter
+// admits exactly N across the workers of one machine (the rate-limit
+// plugin's budgets and the MCP tool-call limits alike: their keys differ). A worker's limiter
 // sends its calls over services.cluster; the calls made in one tick (all
 // of one request's budgets, and those of requests arriving together) go in
 // one message (tick-batcher.ts). rate-limiter-flexible's RateLimiterCluster
@@ -9,7 +10,8 @@
 // the bottleneck.
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { memoryLimiter, type Limiter } from './long-window';
-import { PRIMARY_TIMEOUT_MS, TickBatcher, type PrimaryLink, type WorkerLink } from '../../src';
+import type { PrimaryLink, WorkerLink } from '../contract/plugin';
+import { PRIMARY_TIMEOUT_MS, TickBatcher } from '../worker-link/tick-batcher';
 
 const CHANNEL = 'rate-limit.calls';
 
@@ -33,7 +35,7 @@ const answerOf = (r: RateLimiterRes | null, refused: 0 | 1): Answer =>
   r === null ? null : [r.remainingPoints, r.msBeforeNext, r.consumedPoints, r.isFirstInDuration ? 1 : 0, refused];
 
 /** The primary's side: answers each batch of calls in order. */
-export function servePrimary(primary: PrimaryLink): void {
+export function serveLimiters(primary: PrimaryLink): void {
   const limiters = new Map<string, Limiter>();
   const limiterOf = (id: string): Limiter => {
     let limiter = limiters.get(id);
@@ -74,7 +76,7 @@ export class CallBatcher {
   }
 }
 
-/** A worker's limiter for one budget: counts in the primary. The calls the plugin makes, with RateLimiterMemory's answers. */
+/** A worker's limiter for one budget: counts in the primary. The calls a limiter's user makes, with RateLimiterMemory's answers. */
 export class ClusterLimiter {
   private readonly id: string;
 

@@ -10,7 +10,7 @@
 // alone would hand out budget nobody took, so nothing is given back.
 import { Cluster } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import type { RedisClient } from '../../src';
+import type { RedisClient } from '../contract/types';
 import { decidedInProcess } from './insurance';
 import type { Limiter } from './long-window';
 

@@ -6,9 +6,12 @@
 // Without Redis: RateLimiterMemory (one replica only); with several workers,
 // a ClusterLimiter, which counts in the primary (cluster.ts), so a budget of
 // N admits exactly N across the workers of one machine. In-process limiters
-// are kept for the process (the plugin's `keep`), so a config reload does not
-// reset their counts.
-import type { RedisClient, WorkerLink } from '../../src';
+// are kept for the process (the rate-limit plugin's `keep`; the core's, for
+// the MCP tool-call limits, on its services), so a config reload does not
+// reset their counts. The rate-limit plugin's budgets and the MCP limits
+// (src/mcp/limits.ts) both count here.
+import type { WorkerLink } from '../contract/plugin';
+import type { RedisClient } from '../contract/types';
 import { CallBatcher, ClusterLimiter } from './cluster';
 import { decidedInProcess, insuranceFor } from './insurance';
 import { memoryLimiter, type Limiter } from './long-window';
@@ -26,7 +29,7 @@ function pooled<T>(pool: Map<string, T>, id: string, make: () => T): T {
   return limiter;
 }
 
-/** The limiters the plugin keeps for the whole process (its `keep`): in-process counts survive a reload. */
+/** The limiters kept for the whole process: in-process counts survive a reload. */
 export class LimiterPools {
   private readonly memory = new Map<string, Limiter>();
   private readonly insurance = new Map<string, Limiter>();

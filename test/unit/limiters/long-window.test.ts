@@ -2,9 +2,9 @@
 // budget in memory): kept for the whole window, gone after it, with
 // RateLimiterMemory's answers; and the factories that pick them.
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { LongWindowMemory, memoryLimiter, TIMER_MAX_SECONDS } from '../../../../plugins/rate-limit/long-window';
-import { decidedInProcess, insuranceFor, InsuranceLimiter } from '../../../../plugins/rate-limit/insurance';
-import { CALENDAR_SECONDS } from '../../../../plugins/rate-limit/windows';
+import { LongWindowMemory, memoryLimiter, TIMER_MAX_SECONDS } from '../../../src/limiters/long-window';
+import { decidedInProcess, insuranceFor, InsuranceLimiter } from '../../../src/limiters/insurance';
+import { CALENDAR_SECONDS } from '../../../plugins/rate-limit/windows';
 
 const DAY = 86_400_000;
 

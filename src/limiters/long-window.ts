@@ -6,7 +6,7 @@
 // hourly sweep of the ones nobody reads any more.
 import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 
-/** What the plugin calls on a limiter, whichever store counts. */
+/** What a limiter's user calls on it, whichever store counts. */
 export type Limiter = Pick<RateLimiterAbstract, 'consume' | 'get' | 'penalty' | 'reward'>;
 
 /** The longest window a RateLimiterMemory can keep: its timer's limit. */
