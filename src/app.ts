@@ -177,6 +177,8 @@ export function createApp(state: GatewayState): GatewayHandler {
   router.post('/v1/messages/count_tokens', apiRoute(state, 'v1', 'models', countMessageTokens, true, 'messages'));
   // MCP servers (docs/mcp.md): the transport's three methods on one path per server.
   router.all('/mcp/:server', mcpRoute(state));
+  // Where MCP clients find the authorization server (RFC 9728), when mcp.oauth is set; else a 404.
+  router.get('/.well-known/oauth-protected-resource{/*path}', (req, res, next) => state.runtime.mcp.identity.serveMetadata(req, res, () => next()));
   router.get('/healthz', (req, res) => { requestIdOf(req, res); sendJson(res, 200, { status: 'ok' }); });
   router.get('/readyz', (req, res) => { requestIdOf(req, res); sendJson(res, state.ready ? 200 : 503, { status: state.ready ? 'ready' : 'not ready' }); });
   // A GET route answers HEAD too, so Allow names both.

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { affinitySchema, engineMetricsSchema, healthSchema, scoringSchema } from './fleet-schema';
 import { intLike, sizeLike } from './values';
 import { pricingSchema } from './pricing-schema';
+import { mcpOAuthSchema } from './mcp-oauth-schema';
 import { adminSchema, redisSchema, responsesSchema, sha256Digest, spendSchema, telemetrySchema } from './services-schema';
 
 export { adminSchema, redisSchema, responsesSchema, spendSchema, telemetrySchema, tracesSchema, type TracesConfig } from './services-schema';
@@ -219,6 +220,8 @@ export const mcpSchema = z.strictObject({
       if (!MCP_SERVER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'must be 1-64 lowercase letters, digits, "-" or "_" (the path /mcp/<name>)' });
     }
   }),
+  /** Access tokens from the organisation's issuer, accepted beside the keys (docs/mcp.md#identity). */
+  oauth: mcpOAuthSchema(mcpAccessSchema).optional(),
 });
 
 /** Each plugin entry: a name (or a module path) plus the plugin's own settings. */
@@ -257,6 +260,7 @@ export type PassthroughConfig = GatewayConfig['passthrough'][number];
 export type McpConfig = z.infer<typeof mcpSchema>;
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
 export type McpAccessConfig = z.infer<typeof mcpAccessSchema>;
+export type McpOAuthConfig = NonNullable<McpConfig['oauth']>;
 
 /**
  * A config as far as it is valid, for the cross-checks of one that failed the
@@ -272,8 +276,8 @@ export interface ConfigView {
   upstreams?: Readonly<Record<string, Partial<UpstreamConfig> | undefined>>;
   routes?: ReadonlyArray<Partial<RouteConfig> | undefined>;
   passthrough?: ReadonlyArray<Partial<PassthroughConfig> | undefined>;
-  /** The MCP servers' names: a key's lists are checked against them (an entry that failed the schema is still a name). */
-  mcp?: { servers?: Readonly<Record<string, unknown>> };
+  /** The MCP servers' names: a key's lists, and what an access token's scopes grant, are checked against them (an entry that failed the schema is still a name). */
+  mcp?: { servers?: Readonly<Record<string, unknown>>; oauth?: { scopes?: Readonly<Record<string, McpAccessConfig | undefined>> } };
   plugins?: ReadonlyArray<PluginEntry | undefined>;
   /** The price list's entries (a plugin that spends dollars needs some). */
   pricing?: readonly unknown[];

@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { authenticate, authorizationOf, type KeyIndex, type Principal } from '../auth/keys';
+import type { KeyIndex, Principal } from '../auth/keys';
 import type { GatewayConfig } from '../config/schema';
 import { requestIdOf } from '../pipeline/context';
 import { AccessTable, type McpAccess } from './access';
@@ -19,6 +19,7 @@ import { isRefusedCall, listRequestIds, methodLabel, readPost, type McpPost } fr
 import { mcpCounter, type McpCounter, type McpOutcome } from './metrics';
 import { readMcpBody } from './body';
 import { McpServerRelay, type RelayEnd } from './relay';
+import { mcpIdentity, type McpIdentity } from './oauth/identity';
 
 export interface McpDeps {
   logger: Logger;
@@ -53,31 +54,52 @@ export class McpGateway {
   private readonly access: AccessTable;
   private readonly count: McpCounter;
   private readonly bodyLimit: number;
+  /** Who is calling: a key, or with mcp.oauth an access token; its metadata, served on the public listener. */
+  readonly identity: McpIdentity;
 
   constructor(config: Pick<GatewayConfig, 'mcp' | 'orgs' | 'server'>, private readonly deps: McpDeps) {
     for (const [name, server] of Object.entries(config.mcp?.servers ?? {})) this.servers.set(name, new McpServerRelay(server));
     this.access = new AccessTable(config.orgs);
     this.count = mcpCounter(deps.metrics);
     this.bodyLimit = config.server.bodyLimit;
+    this.identity = mcpIdentity(config.mcp?.oauth, config.orgs);
   }
 
-  /** Serves one request at /mcp/`name`; `fail` gets a refused key (the error middleware's 401). */
+  /** Serves one request at /mcp/`name`; `fail` gets a refused caller (the error middleware's 401, or an access token's 403 or 503). */
   handle(req: IncomingMessage, res: ServerResponse, name: string, keys: KeyIndex, fail: (err: unknown) => void): void {
     const exchange = new McpExchange(requestIdOf(req, res), this.servers.has(name) ? name : undefined, req.method);
     const closed = new Promise<void>((resolve) => res.once('close', resolve));
     let served: Promise<void> = Promise.resolve();
     // Logged and counted once the response has closed and the relay has said how it ended, whichever comes last.
     void closed.then(() => served).then(() => this.finish(exchange, res));
+    let caller: Principal | Promise<Principal>;
     try {
-      exchange.principal = authenticate(keys, authorizationOf(req));
+      caller = this.identity.identify(keys, req, name);
     } catch (err) {
-      exchange.outcome = 'unauthorized';
-      return fail(err);
+      return this.refuseCaller(exchange, err, fail);
     }
+    // A key is known at once; an access token may wait for its issuer's keys.
+    served = caller instanceof Promise
+      ? caller.then((principal) => this.admit(exchange, req, res, name, principal, fail), (err: unknown) => this.refuseCaller(exchange, err, fail))
+      : this.admit(exchange, req, res, name, caller, fail);
+  }
+
+  private admit(exchange: McpExchange, req: IncomingMessage, res: ServerResponse, name: string, principal: Principal, fail: (err: unknown) => void): Promise<void> {
+    exchange.principal = principal;
     const relay = this.servers.get(name);
-    const access = this.access.of(exchange.principal);
-    if (relay === undefined || !access.server(name)) return this.failWith(exchange, res, 'not_found');
-    served = this.serve(exchange, req, res, name, relay, access).catch(() => this.failWith(exchange, res, 'server_error'));
+    const access = this.access.of(principal);
+    if (relay === undefined || !access.server(name)) {
+      const refusal = relay === undefined ? undefined : this.identity.insufficientScope(principal, name);
+      if (refusal !== undefined) return Promise.resolve(this.refuseCaller(exchange, refusal, fail));
+      return Promise.resolve(this.failWith(exchange, res, 'not_found'));
+    }
+    return this.serve(exchange, req, res, name, relay, access).catch(() => this.failWith(exchange, res, 'server_error'));
+  }
+
+  /** The caller refused before anything else: 401 (or an access token's 403), or 503 when its token could not be checked. */
+  private refuseCaller(exchange: McpExchange, err: unknown, fail: (err: unknown) => void): void {
+    exchange.outcome = (err as { status?: number }).status === 503 ? 'identity_unavailable' : 'unauthorized';
+    fail(err);
   }
 
   private async serve(exchange: McpExchange, req: IncomingMessage, res: ServerResponse, name: string, relay: McpServerRelay, access: McpAccess): Promise<void> {

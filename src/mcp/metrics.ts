@@ -4,7 +4,7 @@
 import { Counter, type Registry } from 'prom-client';
 
 /** ok: the server's 2xx or 3xx relayed; rejected: its 4xx or 5xx relayed; refused: a tool call the gateway answered; the rest: the gateway's own answers. */
-export type McpOutcome = 'ok' | 'rejected' | 'refused' | 'unauthorized' | 'not_found' | 'invalid' | 'too_large' | 'timeout' | 'unreachable' | 'server_error' | 'client_closed';
+export type McpOutcome = 'ok' | 'rejected' | 'refused' | 'unauthorized' | 'identity_unavailable' | 'not_found' | 'invalid' | 'too_large' | 'timeout' | 'unreachable' | 'server_error' | 'client_closed';
 
 export type McpCounter = (server: string, method: string, outcome: McpOutcome) => void;
 
