@@ -177,6 +177,10 @@ describe('MCP identity: access tokens from the organisation\'s issuer', () => {
     const { client } = await connectClient(base, 'files', agent.key);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['add']);
     await client.close();
+    // A scope would grant json, but a key has no scopes: the 404 of a server it may not use, as always.
+    const notForKeys = await post('/mcp/json', bearer(agent.key));
+    expect(notForKeys.status).toBe(404);
+    expect(notForKeys.body.error.code).toBe(-32000);
     const wrong = await post('/mcp/files', bearer('sk-test-wrong'));
     expectError(wrong, 401, 'unauthorized');
     expect(wrong.headers['www-authenticate']).toContain('error="invalid_token"');

@@ -3,7 +3,7 @@
 // jose), its RFC 8414 metadata, and a token endpoint for the client
 // credentials grant that signs a token for the resource the client names (RFC
 // 8707). `sign` makes any token a test needs, hostile ones included.
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
@@ -106,6 +106,3 @@ export function tampered(token: string, sub: string): string {
   const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
   return `${head}.${b64url({ ...claims, sub })}.${signature}`;
 }
-
-/** A short digest of a credential, to find it in what a server or a log received without printing it. */
-export const digest = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 16);
