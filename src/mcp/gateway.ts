@@ -98,7 +98,7 @@ export class McpGateway {
 
   /** The caller refused before anything else: 401 (or an access token's 403), or 503 when its token could not be checked. */
   private refuseCaller(exchange: McpExchange, err: unknown, fail: (err: unknown) => void): void {
-    exchange.outcome = (err as { status?: number }).status === 503 ? 'identity_unavailable' : 'unauthorized';
+    exchange.outcome = (err as { status?: number } | undefined)?.status === 503 ? 'identity_unavailable' : 'unauthorized';
     fail(err);
   }
 

@@ -56,6 +56,8 @@ export function mcpIdentity(config: McpOAuthConfig | undefined, orgs: Readonly<R
 
 class TokenIdentity implements McpIdentity {
   private readonly base: string;
+  /** The path of the configured resource (/mcp, or a proxy's /prefix/mcp), as metadata paths may carry it. */
+  private readonly basePath: string;
   private readonly principals: TokenPrincipals;
   /** The challenge's scope hint: the scopes clients may ask for. */
   private readonly scope: string | undefined;
@@ -63,6 +65,7 @@ class TokenIdentity implements McpIdentity {
 
   constructor(config: McpOAuthConfig, orgs: ReadonlySet<string>, private readonly verifier: TokenVerifier) {
     this.base = canonicalResource(config.resource);
+    this.basePath = new URL(this.base).pathname;
     this.principals = new TokenPrincipals(config, orgs);
     const scopes = config.scopesSupported ?? Object.keys(config.scopes);
     this.scope = scopes.length === 0 ? undefined : scopes.join(' ');
@@ -96,7 +99,7 @@ class TokenIdentity implements McpIdentity {
 
   serveMetadata(req: IncomingMessage & { url: string }, res: ServerResponse, next: () => void): void {
     const path = req.url.split('?')[0].slice(WELL_KNOWN.length);
-    const subject = metadataSubject(path, new URL(this.base).pathname, MCP_SERVER_NAME);
+    const subject = metadataSubject(path, this.basePath, MCP_SERVER_NAME);
     if (subject === null) return next();
     requestIdOf(req, res);
     // Public and the same for everyone: browsers' clients may read it too.
