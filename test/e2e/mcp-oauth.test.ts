@@ -57,7 +57,8 @@ describe('MCP identity: access tokens from the organisation\'s issuer', () => {
       orgs: { 'tools-team': { mcp: { servers: ['files'], tools: ['files/add', 'files/headers'] } } },
       mcp: {
         servers: { files: { url: files.url, headers }, json: { url: json.url, headers } },
-        oauth: { issuer: issuer.url, jwksUrl: issuer.jwksUrl, resource, scopes: SCOPES },
+        // No clock slack: the suite and the gateway share one clock, and a token's expiry then shows at once.
+        oauth: { issuer: issuer.url, jwksUrl: issuer.jwksUrl, resource, scopes: SCOPES, clockToleranceSeconds: 0 },
       },
     }, { logger: pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }) });
     listener = createPublicServer(gw.gateway.app, gw.gateway.state.runtime.config.server);
@@ -171,6 +172,17 @@ describe('MCP identity: access tokens from the organisation\'s issuer', () => {
     expect(issuer.jwksFetches).toBe(fetched);
     for (let i = 0; i < 5; i++) expect((await post('/mcp/files', bearer(await token({}, { key: 'stranger', kid: `new-${i}` })))).status).toBe(401);
     expect(issuer.jwksFetches - fetched).toBeLessThanOrEqual(1);
+  });
+
+  it('checks a token once per endpoint while it lasts: the same token is refused the moment it expires, and on a server its audience does not name', async () => {
+    const fetched = issuer.jwksFetches;
+    const brief = await token({ aud: `${resource}/files`, exp: Math.floor(Date.now() / 1000) + 2 });
+    for (let i = 0; i < 3; i++) expect((await post('/mcp/files', bearer(brief))).status).toBe(200);
+    const elsewhere = await post('/mcp/json', bearer(brief));
+    expectError(elsewhere, 401, 'unauthorized');
+    expect(elsewhere.headers['www-authenticate']).toContain('error="invalid_token"');
+    await until(async () => (await post('/mcp/files', bearer(brief))).status === 401, 'the token to expire', 5000);
+    expect(issuer.jwksFetches).toBe(fetched);
   });
 
   it('keeps gateway keys working beside tokens, and names the metadata when a key is refused', async () => {

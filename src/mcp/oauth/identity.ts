@@ -17,6 +17,7 @@ import { sendJson } from '../../plumbing/send-json';
 import { tokenVerifier, TokenRefused, type TokenFault, type TokenVerifier } from './access-token';
 import { bearerChallenge, canonicalResource, metadataSubject, resourceUrls, WELL_KNOWN, type ChallengeError } from './resource';
 import { TokenPrincipals } from './token-principal';
+import { VerifiedTokens } from './verified-tokens';
 
 /** A JWS in compact form (header.payload.signature; an unsigned one has an empty third part). Gateway keys have no dot. */
 const JWS_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
@@ -59,6 +60,7 @@ class TokenIdentity implements McpIdentity {
   /** The path of the configured resource (/mcp, or a proxy's /prefix/mcp), as metadata paths may carry it. */
   private readonly basePath: string;
   private readonly principals: TokenPrincipals;
+  private readonly verified = new VerifiedTokens();
   /** The challenge's scope hint: the scopes clients may ask for. */
   private readonly scope: string | undefined;
   private readonly metadataFields: Record<string, unknown>;
@@ -84,7 +86,10 @@ class TokenIdentity implements McpIdentity {
       return authenticate(keys, header);
     } catch (err) {
       const token = header === undefined ? undefined : BEARER.exec(header)?.[1];
-      if (token !== undefined && JWS_SHAPE.test(token)) return this.verify(token, server);
+      if (token !== undefined && JWS_SHAPE.test(token)) {
+        const endpoint = server !== undefined && MCP_SERVER_NAME.test(server) ? server : '';
+        return this.verified.get(endpoint, token) ?? this.verify(token, endpoint);
+      }
       throw this.unauthorized((err as Error).message, server, token === undefined ? undefined : NOT_A_KEY);
     }
   }
@@ -106,18 +111,20 @@ class TokenIdentity implements McpIdentity {
     sendJson(res, 200, { resource: this.urls(subject).resource, ...this.metadataFields }, { 'cache-control': 'public, max-age=300', 'access-control-allow-origin': '*' });
   }
 
-  private async verify(token: string, server: string | undefined): Promise<Principal> {
+  /** `endpoint`: a server's name, or '' for /mcp (and a path segment that names no server). */
+  private async verify(token: string, endpoint: string): Promise<Principal> {
     try {
       // Audiences: this endpoint's own resource, or the whole gateway's (a token for every server).
-      const own = server !== undefined && MCP_SERVER_NAME.test(server);
-      const claims = await this.verifier.verify(token, own ? [this.base, `${this.base}/${server}`] : [this.base]);
-      return this.principals.of(claims);
+      const claims = await this.verifier.verify(token, endpoint === '' ? [this.base] : [this.base, `${this.base}/${endpoint}`]);
+      const principal = this.principals.of(claims);
+      this.verified.set(endpoint, token, principal, claims.exp!);
+      return principal;
     } catch (err) {
       const fault = err instanceof TokenRefused ? err.fault : 'unavailable';
       if (fault === 'unavailable') {
         throw new GatewayError('identity_unavailable', 'The gateway could not check the access token: the issuer\'s keys could not be fetched. Try again shortly.', { headers: { 'retry-after': '5' } });
       }
-      throw this.unauthorized(FAULTS[fault], server, FAULTS[fault]);
+      throw this.unauthorized(FAULTS[fault], endpoint === '' ? undefined : endpoint, FAULTS[fault]);
     }
   }
 

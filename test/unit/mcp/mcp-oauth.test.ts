@@ -7,6 +7,8 @@ import { ConfigError, validateConfig } from '../../../src/config/load';
 import { MCP_SERVER_NAME } from '../../../src/config/schema';
 import { tokenFault } from '../../../src/mcp/oauth/access-token';
 import { bearerChallenge, canonicalResource, metadataSubject, resourceUrls } from '../../../src/mcp/oauth/resource';
+import { VerifiedTokens } from '../../../src/mcp/oauth/verified-tokens';
+import { principalOf } from '../../../src/auth/keys';
 
 describe('tokenFault', () => {
   const claim = (name: string) => new errors.JWTClaimValidationFailed('x', {}, name, 'check_failed');
@@ -113,5 +115,29 @@ describe('mcp.oauth.scopes against mcp.servers', () => {
     ];
     expect(problems({})).toEqual(expected);
     expect(problems({ issuer: 'ftp://x' })).toEqual([expect.stringMatching(/^mcp\.oauth\.issuer: /), ...expected]);
+  });
+});
+
+describe('VerifiedTokens', () => {
+  const alice = principalOf('oauth:alice', { models: [] });
+  const exp = 1_000_000;
+
+  it('gives a token\'s principal on its endpoint until its exp, then forgets it', () => {
+    const kept = new VerifiedTokens();
+    kept.set('files', 'a.b.c', alice, exp);
+    expect(kept.get('files', 'a.b.c', exp * 1000 - 1)).toBe(alice);
+    expect(kept.get('json', 'a.b.c', exp * 1000 - 1)).toBeUndefined();
+    expect(kept.get('', 'a.b.c', exp * 1000 - 1)).toBeUndefined();
+    expect(kept.get('files', 'a.b.c', exp * 1000)).toBeUndefined();
+    expect(kept.get('files', 'a.b.c', 0)).toBeUndefined();
+  });
+
+  it('keeps no token longer than 4096 characters, and no more than 4096 tokens', () => {
+    const kept = new VerifiedTokens();
+    kept.set('files', `a.${'b'.repeat(4096)}.c`, alice, exp);
+    expect(kept.get('files', `a.${'b'.repeat(4096)}.c`, 0)).toBeUndefined();
+    for (let i = 0; i <= 4096; i++) kept.set('files', `t.${i}.s`, alice, exp);
+    expect(kept.get('files', 't.0.s', 0)).toBeUndefined();
+    expect(kept.get('files', 't.4096.s', 0)).toBe(alice);
   });
 });
