@@ -179,6 +179,8 @@ export function createApp(state: GatewayState): GatewayHandler {
   // MCP servers (docs/mcp.md): the transport's three methods on one path per server.
   router.all('/mcp/:server', mcpRoute(state));
   router.all('/mcp', mcpRoute(state));
+  // Where MCP clients find the authorization server (RFC 9728), when mcp.oauth is set; else a 404.
+  router.get('/.well-known/oauth-protected-resource{/*path}', (req, res, next) => state.runtime.mcp.identity.serveMetadata(req, res, () => next()));
   router.get('/healthz', (req, res) => { requestIdOf(req, res); sendJson(res, 200, { status: 'ok' }); });
   router.get('/readyz', (req, res) => { requestIdOf(req, res); sendJson(res, state.ready ? 200 : 503, { status: state.ready ? 'ready' : 'not ready' }); });
   // A GET route answers HEAD too, so Allow names both.

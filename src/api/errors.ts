@@ -20,7 +20,8 @@ export function toGatewayError(err: unknown): GatewayError {
 /** The error response in the client's protocol: the interface's error object, or Anthropic's on the Messages API. */
 export function sendError(res: ServerResponse, error: GatewayError, protocol: ClientProtocol = 'chat', requestId?: string): void {
   const headers: Record<string, string> = { ...error.headers };
-  if (error.status === 401) headers['www-authenticate'] = 'Bearer';
+  // A refusal that says more (an MCP resource's metadata, RFC 9728) brings its own challenge.
+  if (error.status === 401) headers['www-authenticate'] ??= 'Bearer';
   if (protocol !== 'messages') return sendJson(res, error.status, errorBody(error), headers);
   const status = messagesErrorStatus(error.status, error.reason);
   sendJson(res, status, messagesErrorBody(error.status, error.reason, error.message, { requestId, param: error.param ?? undefined }), headers);

@@ -1,7 +1,7 @@
 // Checks of a whole config beyond its schema, and the salvage of a config
 // that failed it, so that every problem is reported in one round.
 import { z } from 'zod';
-import { adminSchema, keySchema, orgSchema, passthroughSchema, pluginEntrySchema, redisSchema, routeSchema, upstreamSchema, type ConfigView } from './schema';
+import { adminSchema, keySchema, mcpAccessSchema, orgSchema, passthroughSchema, pluginEntrySchema, redisSchema, routeSchema, upstreamSchema, type ConfigView } from './schema';
 
 const isMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -50,7 +50,7 @@ export function salvageConfig(raw: unknown): ConfigView {
     upstreams: mapOf(o.upstreams, (v) => validFields(upstreamSchema, v)),
     routes: listOf(o.routes, (v) => validFields(routeSchema, v)),
     passthrough: listOf(o.passthrough, (v) => validFields(passthroughSchema, v)),
-    mcp: isMap(o.mcp) ? { servers: mapOf(o.mcp.servers, (v) => v) } : undefined,
+    mcp: isMap(o.mcp) ? { servers: mapOf(o.mcp.servers, (v) => v), oauth: isMap(o.mcp.oauth) ? { scopes: mapOf(o.mcp.oauth.scopes, (v) => valid(mcpAccessSchema, v)) } : undefined } : undefined,
     plugins: listOf(o.plugins, (v) => valid(pluginEntrySchema, v)),
     pricing: Array.isArray(o.pricing) ? o.pricing : undefined,
   };
@@ -127,7 +127,7 @@ function adminProblems({ admin, keys }: ConfigView): string[] {
 
 const isGlob = (name: string): boolean => /[*?]/.test(name);
 
-/** A key or org that names an MCP server (by its exact name, or in a tool's or a limit's "<server>/") the config does not hold: a typo that would allow (or limit) nothing. */
+/** A key, org or access-token scope that names an MCP server (by its exact name, or in a tool's or a limit's "<server>/") the config does not hold: a typo that would allow (or limit) nothing. */
 function mcpProblems({ keys, orgs, mcp }: ConfigView): string[] {
   // Not a map at all: the schema said so, and no name can be checked.
   if (mcp !== undefined && mcp.servers === undefined) return [];
@@ -139,16 +139,17 @@ function mcpProblems({ keys, orgs, mcp }: ConfigView): string[] {
   };
   const check = (where: string, access: { servers?: string[]; tools?: string[]; limits?: Readonly<Record<string, unknown>> } | undefined): void => {
     access?.servers?.forEach((name, j) => {
-      if (!isGlob(name) && !Object.hasOwn(servers, name)) problems.push(`${where}.mcp.servers[${j}]: no MCP server "${name}" under mcp.servers`);
+      if (!isGlob(name) && !Object.hasOwn(servers, name)) problems.push(`${where}.servers[${j}]: no MCP server "${name}" under mcp.servers`);
     });
     access?.tools?.forEach((tool, j) => {
-      if (!named(tool)) problems.push(`${where}.mcp.tools[${j}]: no MCP server "${tool.slice(0, tool.indexOf('/'))}" under mcp.servers`);
+      if (!named(tool)) problems.push(`${where}.tools[${j}]: no MCP server "${tool.slice(0, tool.indexOf('/'))}" under mcp.servers`);
     });
     for (const tool of Object.keys(access?.limits ?? {})) {
-      if (tool.includes('/') && !named(tool)) problems.push(`${where}.mcp.limits.${tool}: no MCP server "${tool.slice(0, tool.indexOf('/'))}" under mcp.servers`);
+      if (tool.includes('/') && !named(tool)) problems.push(`${where}.limits.${tool}: no MCP server "${tool.slice(0, tool.indexOf('/'))}" under mcp.servers`);
     }
   };
-  keys?.forEach((key, i) => check(`keys[${i}]`, key?.mcp));
-  for (const [name, org] of Object.entries(orgs ?? {})) check(`orgs.${name}`, org?.mcp);
+  keys?.forEach((key, i) => check(`keys[${i}].mcp`, key?.mcp));
+  for (const [name, org] of Object.entries(orgs ?? {})) check(`orgs.${name}.mcp`, org?.mcp);
+  for (const [scope, grant] of Object.entries(mcp?.oauth?.scopes ?? {})) check(`mcp.oauth.scopes.${scope}`, grant);
   return problems;
 }

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { affinitySchema, engineMetricsSchema, healthSchema, scoringSchema } from './fleet-schema';
 import { intLike, sizeLike } from './values';
 import { pricingSchema } from './pricing-schema';
+import { mcpOAuthSchema } from './mcp-oauth-schema';
 import { adminSchema, redisSchema, responsesSchema, sha256Digest, spendSchema, telemetrySchema } from './services-schema';
 
 export { adminSchema, redisSchema, responsesSchema, spendSchema, telemetrySchema, tracesSchema, type TracesConfig } from './services-schema';
@@ -245,6 +246,8 @@ export const mcpSchema = z.strictObject({
       else if (name.includes('__')) ctx.addIssue({ code: 'custom', path: [name], message: 'must not hold "__": on the federated /mcp it separates a server\'s name from its tools\' (<server>__<tool>)' });
     }
   }),
+  /** Access tokens from the organisation's issuer, accepted beside the keys (docs/mcp.md#identity). */
+  oauth: mcpOAuthSchema(mcpAccessSchema).optional(),
 });
 
 /** Each plugin entry: a name (or a module path) plus the plugin's own settings. */
@@ -284,6 +287,7 @@ export type McpConfig = z.infer<typeof mcpSchema>;
 export type McpServerConfig = z.infer<typeof mcpServerSchema>;
 export type McpAccessConfig = z.infer<typeof mcpAccessSchema>;
 export type McpLimitsConfig = z.infer<typeof mcpLimitsSchema>;
+export type McpOAuthConfig = NonNullable<McpConfig['oauth']>;
 
 /**
  * A config as far as it is valid, for the cross-checks of one that failed the
@@ -299,8 +303,8 @@ export interface ConfigView {
   upstreams?: Readonly<Record<string, Partial<UpstreamConfig> | undefined>>;
   routes?: ReadonlyArray<Partial<RouteConfig> | undefined>;
   passthrough?: ReadonlyArray<Partial<PassthroughConfig> | undefined>;
-  /** The MCP servers' names: a key's lists are checked against them (an entry that failed the schema is still a name). */
-  mcp?: { servers?: Readonly<Record<string, unknown>> };
+  /** The MCP servers' names: a key's lists, and what an access token's scopes grant, are checked against them (an entry that failed the schema is still a name). */
+  mcp?: { servers?: Readonly<Record<string, unknown>>; oauth?: { scopes?: Readonly<Record<string, McpAccessConfig | undefined>> } };
   plugins?: ReadonlyArray<PluginEntry | undefined>;
   /** The price list's entries (a plugin that spends dollars needs some). */
   pricing?: readonly unknown[];

@@ -11,6 +11,8 @@ export const REASONS = {
   invalid_request: 400,
   unauthorized: 401,
   model_not_allowed: 403,
+  // An MCP access token whose scopes do not reach the server asked for (docs/mcp.md#identity).
+  insufficient_scope: 403,
   not_found: 404,
   model_not_found: 404,
   method_not_allowed: 405,
@@ -25,6 +27,7 @@ export const REASONS = {
   limiter_unavailable: 503,
   upstream_unavailable: 503,
   store_unavailable: 503,
+  identity_unavailable: 503,
   shutting_down: 503,
   upstream_timeout: 504,
   // A backend's own 4xx keeps the backend's status; 400 is only the default.

@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { UsageRecord } from '../spend/record';
 import type { Tracing } from '../tracing/tracing';
-import { authenticate, authorizationOf, type KeyIndex, type Principal } from '../auth/keys';
+import type { KeyIndex, Principal } from '../auth/keys';
 import type { GatewayConfig } from '../config/schema';
 import type { RedisClient } from '../contract/types';
 import type { StoreHealthNotes } from '../contract/plugin';
@@ -36,6 +36,7 @@ import { headerMismatch } from './modern';
 import { bindingOf } from './session-binding';
 import { packageVersion } from '../plumbing/version';
 import { ToolCalls, toolCallsOf, type ToolCall } from './tool-calls';
+import { mcpIdentity, type McpIdentity } from './oauth/identity';
 
 export interface McpDeps {
   logger: Logger;
@@ -90,6 +91,8 @@ export class McpGateway {
   private readonly toolCalls: ToolCalls;
   private readonly bodyLimit: number;
   private readonly federation: Federation;
+  /** Who is calling: a key, or with mcp.oauth an access token; its metadata, served on the public listener. */
+  readonly identity: McpIdentity;
 
   constructor(config: Pick<GatewayConfig, 'mcp' | 'orgs' | 'server' | 'redis'>, private readonly deps: McpDeps) {
     for (const [name, server] of Object.entries(config.mcp?.servers ?? {})) this.servers.set(name, new McpServerRelay(server));
@@ -102,6 +105,7 @@ export class McpGateway {
     const idleMs = config.mcp?.sessionIdleMs ?? 3_600_000;
     const store = redis === undefined ? new MemorySessionStore(idleMs) : new RedisSessionStore(redis, config.redis!.prefix, idleMs);
     this.federation = new Federation(this.servers, store, deps.logger, { name: 'sluice', version: packageVersion() });
+    this.identity = mcpIdentity(config.mcp?.oauth, config.orgs);
   }
 
   /**
@@ -110,33 +114,40 @@ export class McpGateway {
    * gets the 404 of an absent path.
    */
   handleFederated(req: IncomingMessage, res: ServerResponse, keys: KeyIndex, fail: (err: unknown) => void): void {
-    const exchange = this.open(req, res, FEDERATED, keys, fail);
-    if (exchange === undefined) return;
-    const access = this.access.of(exchange.principal!);
-    if (this.federation.usable(access).length === 0) return this.failWith(exchange, res, 'not_found');
-    exchange.served = this.serveFederated(exchange, req, res, access).catch((err: Error) => {
-      this.deps.logger.warn({ requestId: exchange.id, err: err.message }, 'mcp federated request failed');
-      this.failWith(exchange, res, 'server_error');
+    this.open(req, res, FEDERATED, undefined, keys, fail, (exchange, principal) => {
+      const access = this.access.of(principal);
+      if (this.federation.usable(access).length === 0) return Promise.resolve(this.failWith(exchange, res, 'not_found'));
+      return this.serveFederated(exchange, req, res, access).catch((err: Error) => {
+        this.deps.logger.warn({ requestId: exchange.id, err: err.message }, 'mcp federated request failed');
+        this.failWith(exchange, res, 'server_error');
+      });
     });
   }
 
   /**
    * The request's exchange, logged and counted once the response has closed
-   * and the serving has said how it ended, whichever comes last; undefined
-   * when the key is refused (`fail` gets it: the error middleware's 401).
+   * and the serving has said how it ended, whichever comes last; then the
+   * caller, a key or with mcp.oauth an access token (`resource`: the server
+   * whose path it came to, none for /mcp), and `serve` with it. A refused
+   * caller goes to `fail` (the error middleware's 401, or a token's 403 or 503).
    */
-  private open(req: IncomingMessage, res: ServerResponse, server: string | undefined, keys: KeyIndex, fail: (err: unknown) => void): McpExchange | undefined {
+  private open(req: IncomingMessage, res: ServerResponse, server: string | undefined, resource: string | undefined, keys: KeyIndex, fail: (err: unknown) => void,
+    serve: (exchange: McpExchange, principal: Principal) => Promise<void>): void {
     const exchange = new McpExchange(requestIdOf(req, res), server, req.method, req.headers);
     const closed = new Promise<void>((resolve) => res.once('close', resolve));
     void closed.then(() => exchange.served).then(() => this.finish(exchange, res));
+    let caller: Principal | Promise<Principal>;
     try {
-      exchange.principal = authenticate(keys, authorizationOf(req));
-      return exchange;
+      caller = this.identity.identify(keys, req, resource);
     } catch (err) {
-      exchange.outcome = 'unauthorized';
-      fail(err);
-      return undefined;
+      return this.refuseCaller(exchange, err, fail);
     }
+    const go = (principal: Principal): Promise<void> => {
+      exchange.principal = principal;
+      return serve(exchange, principal);
+    };
+    // A key is known at once; an access token may wait for its issuer's keys.
+    exchange.served = caller instanceof Promise ? caller.then(go, (err: unknown) => this.refuseCaller(exchange, err, fail)) : go(caller);
   }
 
   private async serveFederated(exchange: McpExchange, req: IncomingMessage, res: ServerResponse, access: McpAccess): Promise<void> {
@@ -184,14 +195,26 @@ export class McpGateway {
     else exchange.outcome = res.statusCode < 400 ? 'ok' : 'rejected';
   }
 
-  /** Serves one request at /mcp/`name`; `fail` gets a refused key (the error middleware's 401). */
+  /** Serves one request at /mcp/`name`; `fail` gets a refused caller (the error middleware's 401, or an access token's 403 or 503). */
   handle(req: IncomingMessage, res: ServerResponse, name: string, keys: KeyIndex, fail: (err: unknown) => void): void {
-    const exchange = this.open(req, res, this.servers.has(name) ? name : undefined, keys, fail);
-    if (exchange === undefined) return;
+    this.open(req, res, this.servers.has(name) ? name : undefined, name, keys, fail, (exchange, principal) => this.admit(exchange, req, res, name, principal, fail));
+  }
+
+  private admit(exchange: McpExchange, req: IncomingMessage, res: ServerResponse, name: string, principal: Principal, fail: (err: unknown) => void): Promise<void> {
     const relay = this.servers.get(name);
-    const access = this.access.of(exchange.principal!);
-    if (relay === undefined || !access.server(name)) return this.failWith(exchange, res, 'not_found');
-    exchange.served = this.serve(exchange, req, res, name, relay, access).catch(() => this.failWith(exchange, res, 'server_error'));
+    const access = this.access.of(principal);
+    if (relay === undefined || !access.server(name)) {
+      const refusal = relay === undefined ? undefined : this.identity.insufficientScope(principal, name);
+      if (refusal !== undefined) return Promise.resolve(this.refuseCaller(exchange, refusal, fail));
+      return Promise.resolve(this.failWith(exchange, res, 'not_found'));
+    }
+    return this.serve(exchange, req, res, name, relay, access).catch(() => this.failWith(exchange, res, 'server_error'));
+  }
+
+  /** The caller refused before anything else: 401 (or an access token's 403), or 503 when its token could not be checked. */
+  private refuseCaller(exchange: McpExchange, err: unknown, fail: (err: unknown) => void): void {
+    exchange.outcome = (err as { status?: number } | undefined)?.status === 503 ? 'identity_unavailable' : 'unauthorized';
+    fail(err);
   }
 
   private async serve(exchange: McpExchange, req: IncomingMessage, res: ServerResponse, name: string, relay: McpServerRelay, access: McpAccess): Promise<void> {

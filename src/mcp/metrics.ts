@@ -6,9 +6,10 @@ import { Counter, type Registry } from 'prom-client';
 /**
  * ok: the server's 2xx or 3xx relayed; rejected: its 4xx or 5xx relayed; refused: a tool call the key may not
  * make; limited: a tool call over a limit; limiter_unavailable: a tool call whose limits could not be checked
- * (redis.failMode closed); the rest: the gateway's own answers.
+ * (redis.failMode closed); identity_unavailable: an access token that could not be checked (its issuer's keys
+ * out of reach); the rest: the gateway's own answers.
  */
-export type McpOutcome = 'ok' | 'rejected' | 'refused' | 'limited' | 'limiter_unavailable' | 'unauthorized' | 'not_found' | 'invalid' | 'too_large' | 'timeout' | 'unreachable' | 'server_error' | 'client_closed';
+export type McpOutcome = 'ok' | 'rejected' | 'refused' | 'limited' | 'limiter_unavailable' | 'unauthorized' | 'identity_unavailable' | 'not_found' | 'invalid' | 'too_large' | 'timeout' | 'unreachable' | 'server_error' | 'client_closed';
 
 export type McpCounter = (server: string, method: string, outcome: McpOutcome) => void;
 
