@@ -18,7 +18,8 @@ import { sendFailure, unknownTool, type McpFailure } from './errors';
 import { isRefusedCall, listRequestIds, methodLabel, readPost, type McpPost } from './messages';
 import { mcpCounter, type McpCounter, type McpOutcome } from './metrics';
 import { readMcpBody } from './body';
-import { McpServerRelay, type RelayEnd } from './relay';
+import { McpServerRelay, type McpRelay, type RelayEnd } from './relay';
+import { McpStdioRelay } from './stdio-relay';
 
 export interface McpDeps {
   logger: Logger;
@@ -46,16 +47,19 @@ class McpExchange {
 const OUTCOME: Record<McpFailure, McpOutcome> = {
   not_found: 'not_found', parse: 'invalid', invalid: 'invalid', too_large: 'too_large', unsupported_media_type: 'invalid',
   timeout: 'timeout', unreachable: 'unreachable', server_error: 'server_error',
+  no_session: 'invalid', unknown_session: 'not_found', busy: 'busy',
 };
 
 export class McpGateway {
-  private readonly servers = new Map<string, McpServerRelay>();
+  private readonly servers = new Map<string, McpRelay>();
   private readonly access: AccessTable;
   private readonly count: McpCounter;
   private readonly bodyLimit: number;
 
   constructor(config: Pick<GatewayConfig, 'mcp' | 'orgs' | 'server'>, private readonly deps: McpDeps) {
-    for (const [name, server] of Object.entries(config.mcp?.servers ?? {})) this.servers.set(name, new McpServerRelay(server));
+    for (const [name, server] of Object.entries(config.mcp?.servers ?? {})) {
+      this.servers.set(name, server.kind === 'stdio' ? new McpStdioRelay(name, server, deps) : new McpServerRelay(server));
+    }
     this.access = new AccessTable(config.orgs);
     this.count = mcpCounter(deps.metrics);
     this.bodyLimit = config.server.bodyLimit;
@@ -80,13 +84,15 @@ export class McpGateway {
     served = this.serve(exchange, req, res, name, relay, access).catch(() => this.failWith(exchange, res, 'server_error'));
   }
 
-  private async serve(exchange: McpExchange, req: IncomingMessage, res: ServerResponse, name: string, relay: McpServerRelay, access: McpAccess): Promise<void> {
+  private async serve(exchange: McpExchange, req: IncomingMessage, res: ServerResponse, name: string, relay: McpRelay, access: McpAccess): Promise<void> {
     let body: Buffer | undefined;
+    let json: unknown;
     if (req.method === 'POST') {
       const read = await readMcpBody(req, this.bodyLimit);
       if (typeof read === 'string') return this.failWith(exchange, res, read);
       if (read === undefined) return void (exchange.outcome = 'client_closed');
       body = read.bytes;
+      json = read.json;
       const post = readPost(read.json);
       if (post === undefined) return this.failWith(exchange, res, 'invalid');
       exchange.post = post;
@@ -95,9 +101,10 @@ export class McpGateway {
       if (post.messages.some((m) => isRefusedCall(m, name, access))) return this.refuse(exchange, res, post, name, access);
     }
     const ids = exchange.post === undefined ? undefined : listRequestIds(exchange.post);
-    const end: RelayEnd = await relay.relay(req, res, body, ids === undefined ? undefined : { ids, allowed: (tool) => access.tool(name, tool) });
+    const filter = ids === undefined ? undefined : { ids, allowed: (tool: string) => access.tool(name, tool) };
+    const end: RelayEnd = await relay.relay(req, res, body, filter, { key: exchange.principal!.id, json });
     if ('failure' in end) return this.failWith(exchange, res, end.failure);
-    exchange.outcome = end.status === 499 ? 'client_closed' : end.status < 400 ? 'ok' : 'rejected';
+    exchange.outcome = end.status === 499 ? 'client_closed' : end.outcome ?? (end.status < 400 ? 'ok' : 'rejected');
   }
 
   /**

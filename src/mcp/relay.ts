@@ -9,12 +9,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Pool } from 'undici';
-import type { McpServerConfig } from '../config/schema';
+import type { McpHttpServerConfig } from '../config/schema';
 import { KEEP_ALIVE_MS } from '../proxy/upstream';
 import { EventFilter } from './event-filter';
 import { filterToolLists, parseJson, type ToolAllowed } from './list-filter';
 import type { JsonRpcId } from './messages';
 import type { McpFailure } from './errors';
+import type { McpOutcome } from './metrics';
 
 // What the transport specification has a client send (basic/transports): its session, the
 // protocol version, where a resumed stream left off, and the message's media types.
@@ -36,8 +37,20 @@ export interface ListFilter {
   allowed: ToolAllowed;
 }
 
-/** How a relayed request ended: the status the client got, or why the gateway answered instead. */
-export type RelayEnd = { status: number } | { failure: McpFailure };
+/** How a relayed request ended: the status the client got (and, when the gateway answered a request in it, how it counts), or why the gateway answered instead. */
+export type RelayEnd = { status: number; outcome?: McpOutcome } | { failure: McpFailure };
+
+/** Who sends a request (the key's id) and its body's JSON: what a relay that keeps sessions itself needs. */
+export interface RelayCaller {
+  key: string;
+  json: unknown;
+}
+
+/** A server at /mcp/<name>: relayed over HTTP (McpServerRelay) or started by the gateway (McpStdioRelay). */
+export interface McpRelay {
+  relay(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, filter: ListFilter | undefined, caller: RelayCaller): Promise<RelayEnd>;
+  close(): Promise<void>;
+}
 
 export class McpServerRelay {
   private readonly pool: Pool;
@@ -45,7 +58,7 @@ export class McpServerRelay {
   private readonly headers: Record<string, string>;
   private readonly timeoutMs: number;
 
-  constructor(config: McpServerConfig) {
+  constructor(config: McpHttpServerConfig) {
     const url = new URL(config.url);
     this.path = `${url.pathname}${url.search}`;
     this.headers = Object.fromEntries(Object.entries(config.headers).map(([k, v]) => [k.toLowerCase(), v]));

@@ -1,0 +1,161 @@
+// stdio MCP servers the gateway starts: the SDK's client, through the real
+// gateway on a real socket, to real processes of
+// test/support/mcp-stdio-server.mjs. A session's whole life (initialize
+// starts a process, DELETE ends it), tools/list filtered, progress and the
+// server's own requests relayed while a call is open, a session kept to the
+// key that opened it, a request timed out with the session still alive, a
+// child that crashes or floods its stdout ending only its own session, and
+// the child's environment and stderr kept from everyone.
+import { McpError, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { bearer, call } from '../support/http';
+import { connectClient } from '../support/mcp-stack';
+import { alice, alive, bob, GATEWAY_SECRET_VAR, startStdioStack, stdioChildren, type StdioStack } from '../support/mcp-stdio-stack';
+import { until } from '../support/wait';
+
+const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+const JSON_ONLY = { 'content-type': 'application/json', accept: 'application/json' };
+const BOTH = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+const rpc = (id: number, method: string, params: Record<string, unknown> = {}) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
+const textOf = (result: unknown): string => (result as { content: Array<{ text: string }> }).content[0].text;
+
+describe('stdio MCP servers', () => {
+  let s: StdioStack;
+  beforeAll(async () => { s = await startStdioStack(); });
+  afterAll(async () => { await s.close(); });
+
+  /** Opens a session by hand (JSON answers); resolves with its id and the process's pid. */
+  async function rawSession(server: string, key: string): Promise<{ session: string; headers: Record<string, string> }> {
+    const init = await call('POST', `${s.gw.url}/mcp/${server}`, INIT, { ...JSON_ONLY, ...bearer(key) });
+    expect(init.status).toBe(200);
+    const session = init.headers['mcp-session-id'] as string;
+    const headers = { ...JSON_ONLY, ...bearer(key), 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+    expect((await call('POST', `${s.gw.url}/mcp/${server}`, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), headers)).status).toBe(202);
+    return { session, headers };
+  }
+
+  it('runs a session: initialize starts a process, the list is filtered, calls answer, DELETE stops the process', async () => {
+    const before = stdioChildren().length;
+    const { client, transport } = await connectClient(s.gw.url, 'tools', alice.key);
+    expect(transport.sessionId).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(client.getServerVersion()?.name).toBe('sluice-stdio-test');
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['add', 'ask', 'crash', 'env', 'flood', 'progress', 'stubborn']);
+    expect(textOf(await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } }))).toBe('5');
+    const refused = await client.callTool({ name: 'drop_table', arguments: { table: 'users' } }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(McpError);
+    expect((refused as McpError).code).toBe(-32602);
+
+    const { pid, names } = JSON.parse(textOf(await client.callTool({ name: 'env', arguments: {} })));
+    expect(stdioChildren()).toContain(pid);
+    expect(stdioChildren().length).toBe(before + 1);
+    // Its environment is PATH and what the config gave it: nothing of the gateway's own.
+    expect(names).toEqual(['GIVEN', 'PATH']);
+    expect(process.env[GATEWAY_SECRET_VAR]).toBe('gateway-only');
+
+    await transport.terminateSession();
+    await until(() => !alive(pid), 'the process to end after DELETE', 5000);
+    await client.close();
+    expect(s.lines.join('\n')).not.toContain('STDERR-ONLY');
+  });
+
+  it('streams progress notifications before the call ends, each on the POST of its call', async () => {
+    const { client } = await connectClient(s.gw.url, 'tools', alice.key);
+    const progress: number[] = [];
+    let endedAt = 0;
+    const call2 = client.callTool({ name: 'progress', arguments: { steps: 2, ms: 300 } }, undefined, { onprogress: () => { progress.push(Date.now()); } })
+      .then((r) => { endedAt = Date.now(); return r; });
+    await until(() => progress.length > 0, 'the first progress notification', 5000);
+    expect(endedAt).toBe(0);
+    expect(textOf(await call2)).toBe('2 steps');
+    expect(progress[0]).toBeLessThan(endedAt);
+
+    const counted: number[] = [];
+    await client.callTool({ name: 'progress', arguments: { steps: 4, ms: 0 } }, undefined, { onprogress: (p) => { counted.push(p.progress); } });
+    expect(counted).toEqual([1, 2, 3, 4]);
+    await client.close();
+  });
+
+  it('relays an elicitation the server asks for during a call, and the client\'s answer back', async () => {
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+    const transport = new StreamableHTTPClientTransport(new URL(`${s.gw.url}/mcp/tools`), { requestInit: { headers: bearer(alice.key) } });
+    const client = new Client({ name: 'asker', version: '1' }, { capabilities: { elicitation: {} } });
+    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { name: 'ada' } }));
+    await client.connect(transport);
+    expect(textOf(await client.callTool({ name: 'ask', arguments: {} }))).toBe('hello ada');
+    await transport.terminateSession();
+    await client.close();
+  });
+
+  it('keeps a session to the key that opened it: another key\'s request with its id is a 404, as for an id never issued', async () => {
+    const { session, headers } = await rawSession('tools', alice.key);
+    const asBob = { ...headers, ...bearer(bob.key) };
+    for (const method of ['POST', 'GET', 'DELETE']) {
+      const res = await call(method, `${s.gw.url}/mcp/tools`, method === 'POST' ? rpc(2, 'tools/list') : undefined, asBob);
+      expect([method, res.status, res.body?.error?.code]).toEqual([method, 404, -32001]);
+    }
+    const made = await call('POST', `${s.gw.url}/mcp/tools`, rpc(2, 'tools/list'), { ...headers, 'mcp-session-id': 'made-up' });
+    expect(made.status).toBe(404);
+    // Alice's session is untouched by Bob's DELETE.
+    const list = await call('POST', `${s.gw.url}/mcp/tools`, rpc(3, 'tools/list'), headers);
+    expect(list.status).toBe(200);
+    expect(list.headers['mcp-session-id']).toBe(session);
+    expect(list.body.result.tools.map((t: { name: string }) => t.name)).not.toContain('drop_table');
+    expect((await call('DELETE', `${s.gw.url}/mcp/tools`, undefined, headers)).status).toBe(204);
+    expect((await call('POST', `${s.gw.url}/mcp/tools`, rpc(4, 'ping'), headers)).status).toBe(404);
+  });
+
+  it('answers a request without a session, or a GET without one, with 400; a notification with 202', async () => {
+    const res = await call('POST', `${s.gw.url}/mcp/tools`, rpc(1, 'tools/list'), { ...BOTH, ...bearer(alice.key) });
+    expect([res.status, res.body.error.code]).toEqual([400, -32000]);
+    expect(res.body.error.message).toMatch(/initialize/);
+    expect((await call('GET', `${s.gw.url}/mcp/tools`, undefined, { accept: 'text/event-stream', ...bearer(alice.key) })).status).toBe(400);
+  });
+
+  it('answers a request the server does not answer within timeoutMs with -32000, and the session lives on', async () => {
+    const { headers } = await rawSession('quick', alice.key);
+    const late = await call('POST', `${s.gw.url}/mcp/quick`, rpc(5, 'tools/call', { name: 'progress', arguments: { steps: 1, ms: 2000 } }), headers);
+    expect(late.status).toBe(200);
+    expect(late.body).toEqual({ jsonrpc: '2.0', id: 5, error: { code: -32000, message: expect.stringMatching(/in time/) } });
+    const next = await call('POST', `${s.gw.url}/mcp/quick`, rpc(6, 'tools/call', { name: 'add', arguments: { a: 1, b: 1 } }), headers);
+    expect(next.body.result.content[0].text).toBe('2');
+    await call('DELETE', `${s.gw.url}/mcp/quick`, undefined, headers);
+  });
+
+  it('answers the open call of a child that crashes with a JSON-RPC error; the session is gone, a new one works', async () => {
+    const { client, transport } = await connectClient(s.gw.url, 'tools', alice.key);
+    const { pid } = JSON.parse(textOf(await client.callTool({ name: 'env', arguments: {} })));
+    const crashed = await client.callTool({ name: 'crash', arguments: {} }).catch((e: unknown) => e);
+    expect(crashed).toBeInstanceOf(McpError);
+    expect((crashed as McpError).message).toMatch(/process ended/);
+    await until(() => !alive(pid), 'the crashed process to be gone', 5000);
+    const again = await call('POST', `${s.gw.url}/mcp/tools`, rpc(9, 'ping'), { ...BOTH, ...bearer(alice.key), 'mcp-session-id': transport.sessionId! });
+    expect(again.status).toBe(404);
+    await client.close();
+    const fresh = await connectClient(s.gw.url, 'tools', alice.key);
+    expect(textOf(await fresh.client.callTool({ name: 'add', arguments: { a: 1, b: 2 } }))).toBe('3');
+    await fresh.transport.terminateSession();
+    await fresh.client.close();
+    const line = s.lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'mcp server process exited on its own' && l.pid === pid);
+    expect(line).toMatchObject({ server: 'tools', code: 3, level: 40 });
+    expect(line.stderrBytes).toBeGreaterThan(100);
+  });
+
+  it('stops a child that writes a line past the limit (20 MB): its call gets an error, memory stays bounded', async () => {
+    const { client } = await connectClient(s.gw.url, 'tools', alice.key);
+    const { pid } = JSON.parse(textOf(await client.callTool({ name: 'env', arguments: {} })));
+    const heap = process.memoryUsage().rss;
+    const flooded = await client.callTool({ name: 'flood', arguments: { mb: 20 } }).catch((e: unknown) => e);
+    expect(flooded).toBeInstanceOf(McpError);
+    await until(() => !alive(pid), 'the flooding process to be stopped', 5000);
+    expect(process.memoryUsage().rss - heap).toBeLessThan(64 * 1024 * 1024);
+    expect(s.lines.map((l) => JSON.parse(l)).find((l) => l.pid === pid && l.msg.startsWith('mcp server process stopped: a line'))).toBeDefined();
+    await client.close();
+  });
+
+  it('answers 502 when the command cannot be started, and logs it', async () => {
+    const res = await call('POST', `${s.gw.url}/mcp/nowhere`, INIT, { ...BOTH, ...bearer(alice.key) });
+    expect([res.status, res.body.error.code]).toEqual([502, -32000]);
+    expect(s.lines.some((l) => l.includes('mcp server process failed to start'))).toBe(true);
+  });
+});
