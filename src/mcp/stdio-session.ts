@@ -19,6 +19,8 @@ import { idKey, PostAnswer } from './stdio-answer';
 import { StdioChild, type ChildEnd } from './stdio-child';
 
 const MAX_QUEUED_BYTES = 16 * 1024 * 1024;
+/** What a process may leave unread on its stdin before the gateway stops writing more: one that reads nothing holds no memory of ours. */
+const MAX_UNREAD_BYTES = 16 * 1024 * 1024;
 const CLIENT_CLOSED = 499;
 
 /** Why the gateway ended a session, for its log line. */
@@ -33,6 +35,7 @@ interface Pending {
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isId = (v: unknown): v is JsonRpcId => typeof v === 'string' || typeof v === 'number';
+const writable = (res: ServerResponse): boolean => !res.writableEnded && !res.destroyed;
 const sse = (line: string): string => `event: message\ndata: ${line}\n\n`;
 
 /** The progress token a message carries (a request's params._meta, a notification's params), as a key. */
@@ -68,6 +71,8 @@ export class StdioSession {
 
   /** Sends a POST's messages to the process and answers it; resolves when the answer has ended. */
   async post(req: IncomingMessage, res: ServerResponse, messages: unknown[], batch: boolean, filter: ListFilter | undefined): Promise<RelayEnd> {
+    // A process that has stopped reading is answered for as one that stopped answering.
+    if (this.child.unread > MAX_UNREAD_BYTES) return { failure: 'timeout' };
     clearTimeout(this.idleTimer);
     const answer = new PostAnswer(res, req.headers.accept, this.id, filter, batch);
     const repeated: Array<[string, JsonRpcId]> = [];
@@ -129,7 +134,7 @@ export class StdioSession {
       return this.backpressure(waiting.answer.answer(key!, text, message), waiting.answer.res);
     }
     const token = message.method === 'notifications/progress' ? progressToken(message) : undefined;
-    const open = [...this.answers].filter((a) => a.stream && !a.res.writableEnded);
+    const open = [...this.answers].filter((a) => a.stream && writable(a.res));
     const target = (token === undefined ? undefined : open.find((a) => a.progressTokens.has(token))) ?? (this.stream === undefined ? open[0] : undefined);
     if (target !== undefined) return this.backpressure(target.push(text), target.res);
     if (this.stream !== undefined) return this.backpressure(this.stream.write(sse(text)), this.stream);
@@ -140,7 +145,8 @@ export class StdioSession {
 
   /** A client slow to read holds the process's output (its pipe fills, it waits) rather than the gateway's memory. */
   private backpressure(written: boolean, res: ServerResponse): void {
-    if (written) return;
+    // A response already closed never drains: nothing to wait for (what was written to it is lost with it).
+    if (written || !writable(res)) return;
     this.child.pause();
     const go = (): void => {
       res.off('drain', go).off('close', go);
