@@ -73,6 +73,11 @@ export class StdioChild {
     return this.child.stdin!.writableLength;
   }
 
+  /** Being stopped, or exited: it takes no more messages. */
+  get ending(): boolean {
+    return this.stopping !== undefined || this.pid === undefined || this.child.exitCode !== null || this.child.signalCode !== null;
+  }
+
   pause(): void { this.child.stdout!.pause(); }
   resume(): void { this.child.stdout!.resume(); }
 

@@ -39,7 +39,8 @@ export class McpStdioRelay {
     const session = id === undefined ? 'no_session' : this.find(id, caller.key);
     if (typeof session === 'string') return { failure: session };
     if (req.method === 'GET') return session.listen(res);
-    await session.stop('deleted');
+    // Answered at once: the session is gone now; its process goes within the grace, counted until it has.
+    void session.stop('deleted');
     res.writeHead(204).end();
     return { status: 204 };
   }
@@ -52,8 +53,9 @@ export class McpStdioRelay {
   }
 
   private find(id: string, key: string): StdioSession | 'unknown_session' {
+    // A session being stopped (DELETE, idle, the line limit) is gone for its client at once, though its process may take a grace to exit.
     const session = this.sessions.get(id);
-    return session !== undefined && session.owner === key ? session : 'unknown_session';
+    return session !== undefined && session.owner === key && !session.child.ending ? session : 'unknown_session';
   }
 
   private open(key: string): StdioSession | 'busy' | 'unreachable' {

@@ -147,6 +147,20 @@ describe('stdio MCP servers', () => {
     await call('DELETE', `${s.gw.url}/mcp/tools`, undefined, headers);
   });
 
+  it('forgets a session at its DELETE, while a process that ignores SIGTERM takes the grace to go (SIGKILL)', async () => {
+    const { client, transport } = await connectClient(s.gw.url, 'tools', alice.key);
+    const { pid } = JSON.parse(textOf(await client.callTool({ name: 'env', arguments: {} })));
+    await client.callTool({ name: 'stubborn', arguments: {} });
+    const headers = { ...BOTH, ...bearer(alice.key), 'mcp-session-id': transport.sessionId!, 'mcp-protocol-version': '2025-06-18' };
+    expect((await call('DELETE', `${s.gw.url}/mcp/tools`, undefined, headers)).status).toBe(204);
+    expect(alive(pid)).toBe(true);
+    expect((await call('POST', `${s.gw.url}/mcp/tools`, rpc(8, 'ping'), headers)).status).toBe(404);
+    await until(() => !alive(pid), 'the stubborn process to be killed', 5000);
+    const line = s.lines.map((l) => JSON.parse(l)).find((l) => l.pid === pid && l.msg === 'mcp server process stopped');
+    expect(line).toMatchObject({ reason: 'deleted', signal: 'SIGKILL' });
+    await client.close();
+  });
+
   it('answers a request other than initialize, or a GET, without a session with 400', async () => {
     const res = await call('POST', `${s.gw.url}/mcp/tools`, rpc(1, 'tools/list'), { ...BOTH, ...bearer(alice.key) });
     expect([res.status, res.body.error.code]).toEqual([400, -32000]);
