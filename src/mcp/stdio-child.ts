@@ -11,8 +11,11 @@ import type { McpStdioServerConfig } from '../config/schema';
 
 /** The longest line the gateway holds: a server past it is stopped (its session ends), never read on without bound. */
 export const MAX_LINE_BYTES = 16 * 1024 * 1024;
-/** Between SIGTERM and SIGKILL. */
-export const KILL_GRACE_MS = 2000;
+// The specification's shutdown for stdio (basic/lifecycle): close its stdin, wait, SIGTERM, wait, SIGKILL.
+/** From closing its stdin to SIGTERM. */
+export const TERM_AFTER_MS = 500;
+/** From SIGTERM to SIGKILL. */
+export const KILL_AFTER_MS = 2000;
 const NEWLINE = 0x0a;
 
 /** Why a process ended: on its own (or crashed), stopped by the gateway, or stopped for a line past the bound. */
@@ -34,7 +37,7 @@ export class StdioChild {
   private heldBytes = 0;
   private stderrBytes = 0;
   private stopping?: 'stopped' | 'line_too_long';
-  private killTimer?: NodeJS.Timeout;
+  private stopTimer?: NodeJS.Timeout;
 
   constructor(config: McpStdioServerConfig, private readonly handlers: ChildHandlers) {
     this.child = spawn(config.command, config.args, {
@@ -52,7 +55,7 @@ export class StdioChild {
     this.child.stderr!.on('data', (chunk: Buffer) => { this.stderrBytes += chunk.length; });
     this.exited = this.pid === undefined ? Promise.resolve() : new Promise((resolve) => {
       this.child.once('exit', (code, signal) => {
-        clearTimeout(this.killTimer);
+        clearTimeout(this.stopTimer);
         this.signalGroup('SIGKILL'); // whatever it started and left behind
         this.handlers.exit({ cause: this.stopping ?? 'exited', code, signal, stderrBytes: this.stderrBytes });
         resolve();
@@ -81,7 +84,7 @@ export class StdioChild {
   pause(): void { this.child.stdout!.pause(); }
   resume(): void { this.child.stdout!.resume(); }
 
-  /** Closes its stdin and sends SIGTERM to its group, then SIGKILL after KILL_GRACE_MS; resolves once it has exited. */
+  /** Closes its stdin; SIGTERM to its group TERM_AFTER_MS later, SIGKILL KILL_AFTER_MS after that; resolves once it has exited. */
   stop(cause: 'stopped' | 'line_too_long' = 'stopped'): Promise<void> {
     if (this.pid === undefined || this.child.exitCode !== null || this.child.signalCode !== null) return this.exited;
     if (this.stopping === undefined) {
@@ -89,8 +92,10 @@ export class StdioChild {
       this.held = [];
       this.child.stdout!.destroy();
       this.child.stdin!.end();
-      this.signalGroup('SIGTERM');
-      this.killTimer = setTimeout(() => this.signalGroup('SIGKILL'), KILL_GRACE_MS);
+      this.stopTimer = setTimeout(() => {
+        this.signalGroup('SIGTERM');
+        this.stopTimer = setTimeout(() => this.signalGroup('SIGKILL'), KILL_AFTER_MS);
+      }, TERM_AFTER_MS);
     }
     return this.exited;
   }

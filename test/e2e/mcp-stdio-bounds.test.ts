@@ -77,10 +77,10 @@ describe('stdio MCP servers: bounds', () => {
     expect(pids.every(alive)).toBe(true);
     await own.close();
     expect(pids.filter(alive)).toEqual([]);
-    // The stubborn one went at SIGKILL, after the grace, the others at SIGTERM: the close waited for both.
+    // The others left when their stdin closed; the stubborn one only at SIGKILL, after the grace: the close waited for it.
     const stopped = own.lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'mcp server process stopped');
-    expect(Object.fromEntries(stopped.map((l) => [l.pid, [l.signal, l.reason]]))).toEqual({
-      [pids[0]]: ['SIGKILL', 'closing'], [pids[1]]: ['SIGTERM', 'closing'], [pids[2]]: ['SIGTERM', 'closing'],
+    expect(Object.fromEntries(stopped.map((l) => [l.pid, [l.signal === 'SIGKILL', l.reason]]))).toEqual({
+      [pids[0]]: [true, 'closing'], [pids[1]]: [false, 'closing'], [pids[2]]: [false, 'closing'],
     });
     // The call ends without a result (its connection is cut as the gateway closes), never hangs.
     expect(await open).toHaveProperty('message');
