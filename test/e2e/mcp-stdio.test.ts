@@ -6,7 +6,7 @@
 // key that opened it, a request timed out with the session still alive, a
 // child that crashes or floods its stdout ending only its own session, and
 // the child's environment and stderr kept from everyone.
-import { McpError, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { request } from 'node:http';
 import { bearer, call, openSse } from '../support/http';
 import { connectClient } from '../support/mcp-stack';
@@ -85,6 +85,24 @@ describe('stdio MCP servers', () => {
     client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { name: 'ada' } }));
     await client.connect(transport);
     expect(textOf(await client.callTool({ name: 'ask', arguments: {} }))).toBe('hello ada');
+    await transport.terminateSession();
+    await client.close();
+  });
+
+  it('serves the reference server in its stdio mode: echo, a long operation\'s progress, a sampling request answered by the client', async () => {
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+    const transport = new StreamableHTTPClientTransport(new URL(`${s.gw.url}/mcp/everything`), { requestInit: { headers: bearer(alice.key) } });
+    const client = new Client({ name: 'sampler', version: '1' }, { capabilities: { sampling: {} } });
+    client.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: 'assistant', model: 'scripted', content: { type: 'text', text: 'sampled through the gate' } }));
+    await client.connect(transport);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['echo', 'trigger-long-running-operation', 'trigger-sampling-request']));
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'hi' } }))).toBe('Echo: hi');
+    const steps: number[] = [];
+    await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.3, steps: 3 } }, undefined, { onprogress: (p) => { steps.push(p.progress); } });
+    expect(steps).toEqual([1, 2, 3]);
+    expect(textOf(await client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'hello', maxTokens: 10 } }))).toContain('sampled through the gate');
     await transport.terminateSession();
     await client.close();
   });

@@ -1,6 +1,7 @@
 // One gateway for the stdio MCP suites: test/support/mcp-stdio-server.mjs
 // started by the gateway as three servers (tools: at most 3 processes;
-// quick: a 300 ms request timeout; idle: sessions reaped after 1 s), two keys
+// quick: a 300 ms request timeout; idle: sessions reaped after 1 s), the
+// reference server in its stdio mode (everything), a command that does not exist, two keys
 // with the same lists (a session is its opener's alone), metrics on, the log
 // in memory. A secret in the gateway's own environment shows whether it
 // reaches a child.
@@ -11,11 +12,13 @@ import { makeKey, startGateway, type TestGateway } from './gateway';
 import { parseExposition, scrape, series } from './metrics';
 
 export const STDIO_SERVER = join(__dirname, 'mcp-stdio-server.mjs');
+/** The reference server, in its stdio mode. */
+const EVERYTHING = join(__dirname, '..', '..', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
 /** In the gateway's environment while it runs; never in a child's. */
 export const GATEWAY_SECRET_VAR = 'SLUICE_TEST_GATEWAY_SECRET';
 const GIVEN_VAR = 'SLUICE_TEST_GIVEN';
 
-const lists = { mcp: { servers: ['tools', 'quick', 'idle', 'nowhere'], tools: ['tools/add', 'tools/progress', 'tools/crash', 'tools/flood', 'tools/env', 'tools/ask', 'tools/stubborn', 'quick/*', 'idle/*'] } };
+const lists = { mcp: { servers: ['tools', 'quick', 'idle', 'nowhere', 'everything'], tools: ['tools/add', 'tools/progress', 'tools/crash', 'tools/flood', 'tools/env', 'tools/ask', 'tools/stubborn', 'quick/*', 'idle/*', 'everything/*'] } };
 export const alice = makeKey('alice', lists);
 export const bob = makeKey('bob', lists);
 
@@ -42,6 +45,7 @@ export async function startStdioStack(): Promise<StdioStack> {
         quick: server({ timeoutMs: 300 }),
         idle: server({ idleTimeoutMs: 1000 }),
         nowhere: { command: '/nonexistent/mcp-server', maxProcesses: '2' },
+        everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] },
       },
     },
   }, { logger, metrics: {} });
