@@ -63,15 +63,15 @@ export async function startStdioStack(): Promise<StdioStack> {
   };
 }
 
-/** The pids of this process's children running the stdio test server, read from /proc. */
-export function stdioChildren(): number[] {
+/** The pids of `parent`'s children (this process's by default) running the stdio test server, read from /proc. */
+export function stdioChildren(parent = process.pid): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('mcp-stdio-server.mjs')) pids.push(Number(entry));
+      if (ppid === parent && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('mcp-stdio-server.mjs')) pids.push(Number(entry));
     } catch {
       // the process ended while being read
     }
