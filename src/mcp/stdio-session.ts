@@ -88,6 +88,7 @@ export class StdioSession {
         this.pending.set(key, { id: message.id, answer, timer: setTimeout(() => this.timeout(key), this.config.timeoutMs) });
       }
       this.child.send(JSON.stringify(message)); // one line: JSON.stringify escapes every line break
+      if (message.method === 'notifications/cancelled') this.cancelled(message);
     }
     answer.begin();
     for (const [key, id] of repeated) answer.fail(key, id, 'A request with this id is still open in this session: use a new id.', 'invalid');
@@ -161,6 +162,20 @@ export class StdioSession {
     this.pending.delete(key);
     this.child.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: waiting.id, reason: 'timed out at the gateway' } }));
     waiting.answer.fail(key, waiting.id, 'The MCP server did not answer in time. Try again later.', 'timeout');
+  }
+
+  /**
+   * The client gave up on a request of its own (a server that honours it sends
+   * no answer, cancellation says): its POST is not held open until timeoutMs for one.
+   */
+  private cancelled(message: Json): void {
+    const requestId = isObject(message.params) ? message.params.requestId : undefined;
+    const key = isId(requestId) ? idKey(requestId) : undefined;
+    const waiting = key === undefined ? undefined : this.pending.get(key);
+    if (waiting === undefined) return;
+    clearTimeout(waiting.timer);
+    this.pending.delete(key!);
+    waiting.answer.fail(key!, waiting.id, 'Cancelled by the client.', 'client_closed');
   }
 
   /** No request open: the session ends after idleTimeoutMs unless one comes. */

@@ -61,7 +61,7 @@ describe('stdio MCP servers', () => {
   });
 
   it('streams progress notifications before the call ends, each on the POST of its call', async () => {
-    const { client } = await connectClient(s.gw.url, 'tools', alice.key);
+    const { client, transport } = await connectClient(s.gw.url, 'tools', alice.key);
     const progress: number[] = [];
     let endedAt = 0;
     const call2 = client.callTool({ name: 'progress', arguments: { steps: 2, ms: 300 } }, undefined, { onprogress: () => { progress.push(Date.now()); } })
@@ -74,6 +74,7 @@ describe('stdio MCP servers', () => {
     const counted: number[] = [];
     await client.callTool({ name: 'progress', arguments: { steps: 4, ms: 0 } }, undefined, { onprogress: (p) => { counted.push(p.progress); } });
     expect(counted).toEqual([1, 2, 3, 4]);
+    await transport.terminateSession(); // the server holds 3 sessions at most: each test ends its own
     await client.close();
   });
 
@@ -163,6 +164,19 @@ describe('stdio MCP servers', () => {
     const hostile = await call('POST', `${s.gw.url}/mcp/tools`, rpc(6, 'ping'), { ...headers, 'mcp-session-id': 'x'.repeat(4000) });
     expect(hostile.status).toBe(404);
     await call('DELETE', `${s.gw.url}/mcp/tools`, undefined, headers);
+  });
+
+  it('ends the POST of a call the client cancels at once, not at timeoutMs; the session goes on', async () => {
+    const { client, transport } = await connectClient(s.gw.url, 'tools', alice.key);
+    const abort = new AbortController();
+    const cancelled = client.callTool({ name: 'progress', arguments: { steps: 1, ms: 30_000 } }, undefined, { signal: abort.signal, onprogress: () => abort.abort() }).catch((e: unknown) => e);
+    expect(await cancelled).toBeInstanceOf(Error);
+    const ended = () => s.lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'request' && l.server === 'tools' && l.tool === 'progress' && l.outcome === 'client_closed');
+    await until(() => ended() !== undefined, 'the cancelled call\'s POST to end', 5000);
+    expect(ended()).toMatchObject({ status: 499, method: 'tools/call' });
+    expect(textOf(await client.callTool({ name: 'add', arguments: { a: 4, b: 4 } }))).toBe('8');
+    await transport.terminateSession(); // the server holds 3 sessions at most: each test ends its own
+    await client.close();
   });
 
   it('forgets a session at its DELETE, while a process that ignores SIGTERM takes the grace to go (SIGKILL)', async () => {
