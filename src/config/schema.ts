@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { affinitySchema, engineMetricsSchema, healthSchema, scoringSchema } from './fleet-schema';
 import { intLike, sizeLike } from './values';
+import { mcpServerSchema } from './mcp-schema';
 import { pricingSchema } from './pricing-schema';
 import { mcpOAuthSchema } from './mcp-oauth-schema';
 import { adminSchema, redisSchema, responsesSchema, sha256Digest, spendSchema, telemetrySchema } from './services-schema';
@@ -223,19 +224,6 @@ export const passthroughSchema = z.strictObject({
 
 // An MCP server's name is a path segment of /mcp/<name>: nothing to escape, nothing to decode.
 export const MCP_SERVER_NAME = /^[a-z0-9_-]{1,64}$/;
-// A header name as HTTP defines a token; a value with no line break, so no header can be smuggled.
-const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/, 'must be an HTTP header name');
-const headerValue = z.string().regex(/^[^\r\n\0]*$/, 'must not hold a line break');
-
-/** One Streamable HTTP MCP server, relayed at /mcp/<name> (docs/mcp.md). */
-export const mcpServerSchema = z.strictObject({
-  url: backendUrl,
-  /** Sent on every request to the server (its credentials, with ${VAR}); the client never sees them. */
-  headers: z.record(headerName, headerValue).default({}),
-  /** Longest wait for the server's answer to begin. */
-  timeoutMs: intLike(1, 3_600_000).default(60_000),
-});
-
 export const mcpSchema = z.strictObject({
   /** How long a session of the federated /mcp lives without a request. */
   sessionIdleMs: intLike(1000, 86_400_000).default(3_600_000),
@@ -284,7 +272,7 @@ export type Version = z.infer<typeof versionSchema>;
 export type PluginEntry = GatewayConfig['plugins'][number];
 export type PassthroughConfig = GatewayConfig['passthrough'][number];
 export type McpConfig = z.infer<typeof mcpSchema>;
-export type McpServerConfig = z.infer<typeof mcpServerSchema>;
+export type { McpServerConfig, McpHttpServerConfig, McpStdioServerConfig } from './mcp-schema';
 export type McpAccessConfig = z.infer<typeof mcpAccessSchema>;
 export type McpLimitsConfig = z.infer<typeof mcpLimitsSchema>;
 export type McpOAuthConfig = NonNullable<McpConfig['oauth']>;

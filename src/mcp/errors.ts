@@ -11,14 +11,13 @@ import { formatReset } from '../admission/refusals';
 import type { JsonRpcId } from './messages';
 
 /** What went wrong, as counted in sluice_mcp_requests_total's outcome label. */
-export type McpFailure = 'not_found' | 'session_not_found' | 'parse' | 'invalid' | 'too_large' | 'unsupported_media_type' | 'timeout' | 'unreachable' | 'server_error';
+export type McpFailure = 'not_found' | 'parse' | 'invalid' | 'too_large' | 'unsupported_media_type' | 'timeout' | 'unreachable' | 'server_error'
+  | 'no_session' | 'unknown_session' | 'busy';
 
 // JSON-RPC 2.0's codes: -32700 parse error, -32600 invalid request; the rest is -32000, a server error
 // (-32000 to -32099 are the implementation's own): the HTTP status says which.
 const FAILURES: Record<McpFailure, { status: number; code: number; message: string }> = {
   not_found: { status: 404, code: -32000, message: 'No such MCP server at this path.' },
-  // The code the SDK's servers answer an unknown session with; the 404 is what makes a client begin another.
-  session_not_found: { status: 404, code: -32001, message: 'Session not found: begin a new session with initialize.' },
   parse: { status: 400, code: -32700, message: 'The body is not valid JSON.' },
   invalid: { status: 400, code: -32600, message: 'The body must be a JSON-RPC 2.0 message.' },
   too_large: { status: 413, code: -32000, message: 'The request body is too large.' },
@@ -26,6 +25,11 @@ const FAILURES: Record<McpFailure, { status: number; code: number; message: stri
   timeout: { status: 504, code: -32000, message: 'The MCP server did not answer in time. Try again later.' },
   unreachable: { status: 502, code: -32000, message: 'The MCP server could not be reached. Try again later.' },
   server_error: { status: 502, code: -32000, message: 'The MCP server failed. Try again later; if it keeps failing, tell the gateway operator and quote the x-request-id header.' },
+  // A server the gateway starts (stdio) keeps its sessions here: what the transport specification answers for them.
+  no_session: { status: 400, code: -32000, message: 'No session: send initialize first, without an Mcp-Session-Id header, then that header on every request.' },
+  // The code the SDK's servers answer an unknown session with; the 404 is what makes a client begin another.
+  unknown_session: { status: 404, code: -32001, message: 'Session not found: it ended or never existed. Initialize a new one.' },
+  busy: { status: 503, code: -32000, message: 'Too many sessions on this MCP server. Try again later.' },
 };
 
 export const failureStatus = (failure: McpFailure): number => FAILURES[failure].status;

@@ -28,7 +28,8 @@ import { McpLimits } from './limits';
 import { isRefusedCall, listRequestIds, methodLabel, readPost, type JsonRpcId, type McpMessage, type McpPost } from './messages';
 import { mcpCounter, type McpCounter, type McpOutcome } from './metrics';
 import { readMcpBody } from './body';
-import { McpServerRelay, type RelayEnd } from './relay';
+import { McpServerRelay, type McpRelay, type RelayEnd } from './relay';
+import { McpStdioRelay } from './stdio-relay';
 import { Federation, type FederatedNote, type LimitRefusal } from './federation/federation';
 import { MemorySessionStore, RedisSessionStore } from './federation/sessions';
 import { HEADER_MISMATCH, sendError } from './federation/answers';
@@ -79,12 +80,13 @@ class McpExchange {
 }
 
 const OUTCOME: Record<McpFailure, McpOutcome> = {
-  not_found: 'not_found', session_not_found: 'not_found', parse: 'invalid', invalid: 'invalid', too_large: 'too_large', unsupported_media_type: 'invalid',
+  not_found: 'not_found', parse: 'invalid', invalid: 'invalid', too_large: 'too_large', unsupported_media_type: 'invalid',
   timeout: 'timeout', unreachable: 'unreachable', server_error: 'server_error',
+  no_session: 'invalid', unknown_session: 'not_found', busy: 'busy',
 };
 
 export class McpGateway {
-  private readonly servers = new Map<string, McpServerRelay>();
+  private readonly servers = new Map<string, McpRelay>();
   private readonly access: AccessTable;
   private readonly limits: McpLimits;
   private readonly count: McpCounter;
@@ -95,7 +97,9 @@ export class McpGateway {
   readonly identity: McpIdentity;
 
   constructor(config: Pick<GatewayConfig, 'mcp' | 'orgs' | 'server' | 'redis'>, private readonly deps: McpDeps) {
-    for (const [name, server] of Object.entries(config.mcp?.servers ?? {})) this.servers.set(name, new McpServerRelay(server));
+    for (const [name, server] of Object.entries(config.mcp?.servers ?? {})) {
+      this.servers.set(name, server.kind === 'stdio' ? new McpStdioRelay(name, server, deps) : new McpServerRelay(server));
+    }
     this.access = new AccessTable(config.orgs);
     const redis = config.redis === undefined ? undefined : deps.redis;
     this.limits = new McpLimits(config, deps.limiters.source(redis, config.redis?.failMode ?? 'open'), redis && deps.storeHealth);
@@ -104,7 +108,9 @@ export class McpGateway {
     this.bodyLimit = config.server.bodyLimit;
     const idleMs = config.mcp?.sessionIdleMs ?? 3_600_000;
     const store = redis === undefined ? new MemorySessionStore(idleMs) : new RedisSessionStore(redis, config.redis!.prefix, idleMs);
-    this.federation = new Federation(this.servers, store, deps.logger, { name: 'sluice', version: packageVersion() });
+    // The federated /mcp holds the servers relayed over HTTP; a stdio server is reached at its own path only.
+    const relayed = new Map([...this.servers].flatMap(([name, relay]) => (relay instanceof McpServerRelay ? [[name, relay] as const] : [])));
+    this.federation = new Federation(relayed, store, deps.logger, { name: 'sluice', version: packageVersion() });
     this.identity = mcpIdentity(config.mcp?.oauth, config.orgs);
   }
 
@@ -217,17 +223,20 @@ export class McpGateway {
     fail(err);
   }
 
-  private async serve(exchange: McpExchange, req: IncomingMessage, res: ServerResponse, name: string, relay: McpServerRelay, access: McpAccess): Promise<void> {
-    // A session another caller began, or one the gateway never gave, is as unknown as an ended one.
-    const binding = bindingOf(req, name);
-    if (binding === undefined) return this.failWith(exchange, res, 'session_not_found');
+  private async serve(exchange: McpExchange, req: IncomingMessage, res: ServerResponse, name: string, relay: McpRelay, access: McpAccess): Promise<void> {
+    // A server's session bound to the key that began it (a stdio server's sessions are the gateway's own, bound where they are kept):
+    // one another caller began, or one the gateway never gave, is as unknown as an ended one.
+    const binding = relay instanceof McpServerRelay ? bindingOf(req, name) : { wrap: (id: string) => id };
+    if (binding === undefined) return this.failWith(exchange, res, 'unknown_session');
     let body: Buffer | undefined;
+    let json: unknown;
     if (req.method === 'POST') {
       const read = await readMcpBody(req, this.bodyLimit);
       if (typeof read === 'string') return this.failWith(exchange, res, read);
       if (read === undefined) return void (exchange.outcome = 'client_closed');
       body = read.bytes;
       exchange.bytesIn = body.length;
+      json = read.json;
       const post = readPost(read.json);
       if (post === undefined) return this.failWith(exchange, res, 'invalid');
       exchange.post = post;
@@ -251,11 +260,12 @@ export class McpGateway {
       }
     }
     const ids = exchange.post === undefined ? undefined : listRequestIds(exchange.post);
-    const end: RelayEnd = await relay.relay(req, res, body, ids === undefined ? undefined : { ids, allowed: (tool) => access.tool(name, tool) }, undefined, binding);
-    exchange.bytesOut = end.bytes;
+    const filter = ids === undefined ? undefined : { ids, allowed: (tool: string) => access.tool(name, tool) };
+    const end: RelayEnd = await relay.relay(req, res, body, filter, { key: exchange.principal!.id, json }, undefined, relay instanceof McpServerRelay ? binding : undefined);
+    exchange.bytesOut = end.bytes ?? 0;
     if ('failure' in end) return this.failWith(exchange, res, end.failure);
     if (!('status' in end)) return this.failWith(exchange, res, 'server_error');
-    exchange.outcome = end.status === 499 ? 'client_closed' : end.status < 400 ? 'ok' : 'rejected';
+    exchange.outcome = end.status === 499 ? 'client_closed' : end.outcome ?? (end.status < 400 ? 'ok' : 'rejected');
   }
 
   /**

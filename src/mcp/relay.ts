@@ -9,13 +9,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Pool } from 'undici';
-import type { McpServerConfig } from '../config/schema';
+import type { McpHttpServerConfig } from '../config/schema';
 import { KEEP_ALIVE_MS } from '../proxy/upstream';
 import { EventFilter } from './event-filter';
 import { filterToolLists, parseJson, type ToolAllowed } from './list-filter';
 import type { JsonRpcId } from './messages';
 import type { McpFailure } from './errors';
 import type { SessionBinding } from './session-binding';
+import type { McpOutcome } from './metrics';
 
 // What the transport specification has a client send (basic/transports): its session, the
 // protocol version, where a resumed stream left off, and the message's media types; and, from
@@ -40,8 +41,20 @@ export interface ListFilter {
   allowed: ToolAllowed;
 }
 
-/** How a relayed request ended: the status the client got, why the gateway answered instead, or (for a federated session) that the server no longer knows it; and the body's bytes the client was sent. */
-export type RelayEnd = ({ status: number } | { failure: McpFailure } | { gone: true }) & { bytes: number };
+/** How a relayed request ended: the status the client got (and, when the gateway answered a request in it, how it counts), why the gateway answered instead, or (for a federated session) that the server no longer knows it; and the body's bytes the client was sent, where counted. */
+export type RelayEnd = ({ status: number; outcome?: McpOutcome } | { failure: McpFailure } | { gone: true }) & { bytes?: number };
+
+/** Who sends a request (the key's id) and its body's JSON: what a relay that keeps sessions itself needs. */
+export interface RelayCaller {
+  key: string;
+  json: unknown;
+}
+
+/** A server at /mcp/<name>: relayed over HTTP (McpServerRelay) or started by the gateway (McpStdioRelay). */
+export interface McpRelay {
+  relay(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, filter: ListFilter | undefined, caller: RelayCaller, upstream?: UpstreamSession, binding?: SessionBinding): Promise<RelayEnd>;
+  close(): Promise<void>;
+}
 
 /**
  * A request the gateway sends in a session of its own with the server (the
@@ -61,13 +74,13 @@ export interface Exchanged {
   text: string;
 }
 
-export class McpServerRelay {
+export class McpServerRelay implements McpRelay {
   private readonly pool: Pool;
   private readonly path: string;
   private readonly headers: Record<string, string>;
   private readonly timeoutMs: number;
 
-  constructor(config: McpServerConfig) {
+  constructor(config: McpHttpServerConfig) {
     const url = new URL(config.url);
     this.path = `${url.pathname}${url.search}`;
     this.headers = Object.fromEntries(Object.entries(config.headers).map(([k, v]) => [k.toLowerCase(), v]));
@@ -77,7 +90,7 @@ export class McpServerRelay {
   }
 
   /** Relays `req` (its body already read, when it has one) and writes the answer to `res`; never throws. */
-  async relay(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, filter: ListFilter | undefined, upstream?: UpstreamSession, binding?: SessionBinding): Promise<RelayEnd> {
+  async relay(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, filter: ListFilter | undefined, _caller?: RelayCaller, upstream?: UpstreamSession, binding?: SessionBinding): Promise<RelayEnd> {
     const headers: Record<string, string> = {};
     for (const name of FROM_CLIENT) {
       const value = req.headers[name];

@@ -229,7 +229,7 @@ export class Federation {
     for (let attempt = 0; attempt < 2; attempt++) {
       const upstream = await this.upstream(session, target.server);
       if (typeof upstream === 'string') return void (r.note.failure = upstream);
-      const relayed = await relay.relay(r.req, r.res, body, undefined, upstream);
+      const relayed = await relay.relay(r.req, r.res, body, undefined, undefined, upstream);
       r.note.bytes = relayed.bytes;
       if ('status' in relayed) return void (r.note.status = relayed.status);
       if ('failure' in relayed) return void (r.note.failure = relayed.failure);

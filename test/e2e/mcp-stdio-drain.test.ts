@@ -1,0 +1,35 @@
+// The real gateway process with a stdio MCP server: SIGTERM drains, then
+// stops every process it started (a call still open, one that ignores
+// SIGTERM) before it exits 0; none outlives it.
+import { connectClient } from '../support/mcp-stack';
+import { makeKey } from '../support/gateway';
+import { alive, STDIO_SERVER, stdioChildren } from '../support/mcp-stdio-stack';
+import { spawnGateway, type GatewayProcess } from '../support/process';
+
+const agent = makeKey('agent', { mcp: { servers: ['tools'], tools: ['tools/*'] } });
+const textOf = (result: unknown): string => (result as { content: Array<{ text: string }> }).content[0].text;
+
+describe('stdio MCP servers and the gateway process', () => {
+  let gw: GatewayProcess | undefined;
+  afterAll(() => { gw?.kill(); });
+
+  it('stops every stdio process on SIGTERM, then exits 0', async () => {
+    gw = await spawnGateway(JSON.stringify({
+      server: { host: '127.0.0.1', port: 0, drainSeconds: 2, metrics: { port: 0 } },
+      keys: [agent.entry],
+      mcp: { servers: { tools: { command: process.execPath, args: [STDIO_SERVER] } } },
+    }));
+    const clients = await Promise.all([connectClient(gw.url, 'tools', agent.key), connectClient(gw.url, 'tools', agent.key)]);
+    const pids = await Promise.all(clients.map(async ({ client }) => JSON.parse(textOf(await client.callTool({ name: 'env', arguments: {} }))).pid as number));
+    expect(stdioChildren(gw.pid).sort()).toEqual([...pids].sort());
+    await clients[0].client.callTool({ name: 'stubborn', arguments: {} });
+    const open = clients[1].client.callTool({ name: 'progress', arguments: { steps: 1, ms: 60_000 } }, undefined, { timeout: 120_000 }).catch((e: unknown) => e);
+    process.kill(gw.pid, 'SIGTERM');
+    expect(await gw.exited).toBe(0);
+    expect(pids.filter(alive)).toEqual([]);
+    expect(await open).toHaveProperty('message');
+    const stopped = gw.logs.filter((l) => l.msg === 'mcp server process stopped');
+    expect(stopped.map((l) => [l.pid, l.reason]).sort()).toEqual(pids.map((pid) => [pid, 'closing']).sort());
+    await Promise.all(clients.map(({ client }) => client.close()));
+  });
+});
