@@ -65,6 +65,8 @@ const METHODS = new Set([
   'initialize', 'ping', 'tools/list', 'tools/call', 'resources/list', 'resources/templates/list', 'resources/read',
   'resources/subscribe', 'resources/unsubscribe', 'prompts/list', 'prompts/get', 'completion/complete', 'logging/setLevel',
   'tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel',
+  // 2026-07-28: the discovery a client of that revision sends first (Claude Code does), and its long-lived listen.
+  'server/discover', 'subscriptions/listen',
   'notifications/initialized', 'notifications/cancelled', 'notifications/progress', 'notifications/roots/list_changed', 'notifications/tasks/status',
 ]);
 

@@ -13,9 +13,10 @@ import { bearer, call } from '../support/http';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { startMcpServer, type TestMcpServer } from '../support/mcp-server';
 import { sharedRedisUrl, uniquePrefix } from '../support/redis';
+import { until } from '../support/wait';
 
 const TOKEN = `fed-upstream-${Math.random().toString(36).slice(2)}`;
-const fed = makeKey('fed', { mcp: { servers: ['files', 'json'], tools: ['files/add', 'files/count', 'json/add'] } });
+const fed = makeKey('fed', { mcp: { servers: ['files', 'json'], tools: ['files/add', 'files/count', 'files/wait', 'json/add'] } });
 const other = makeKey('other', { mcp: { servers: ['json'], tools: ['json/*'] } });
 const none = makeKey('none');
 const capped = makeKey('capped', { mcp: { servers: ['files'], tools: ['files/add'], limits: { 'files/add': { requests: 2, windowSeconds: 60 } } } });
@@ -66,7 +67,7 @@ describe('MCP federation at /mcp', () => {
     const { client, transport } = await connect(a.url, fed.key, texts);
     expect(client.getServerVersion()?.name).toBe('sluice');
     const first = await client.listTools();
-    expect(first.tools.map((t) => t.name).sort()).toEqual(['files__add', 'files__count']);
+    expect(first.tools.map((t) => t.name).sort()).toEqual(['files__add', 'files__count', 'files__wait']);
     expect(first.nextCursor).toEqual(expect.any(String));
     const second = await client.listTools({ cursor: first.nextCursor });
     expect(second.tools.map((t) => t.name)).toEqual(['json__add']);
@@ -85,6 +86,46 @@ describe('MCP federation at /mcp', () => {
     expect(call.some((r) => r.headers['mcp-session-id'] === transport.sessionId)).toBe(false);
     await client.close();
     expect(texts.join('\n')).not.toContain(TOKEN);
+  });
+
+  it('merges prompts and resources too: prompts under <server>__<name>, resources under their own URIs, each read from the server that has it', async () => {
+    const { client } = await connect(a.url, fed.key);
+    const prompts: string[] = [];
+    for (let page = await client.listPrompts(), n = 0; ; page = await client.listPrompts({ cursor: page.nextCursor }), n++) {
+      prompts.push(...page.prompts.map((p) => p.name));
+      if (page.nextCursor === undefined || n > 5) break;
+    }
+    expect(prompts).toEqual(['files__greet', 'json__greet']);
+    const greeting = await client.getPrompt({ name: 'json__greet', arguments: { name: 'Ada' } });
+    expect(greeting.messages[0].content).toEqual({ type: 'text', text: 'Hello Ada, from json.' });
+    const uris: string[] = [];
+    for (let page = await client.listResources(), n = 0; ; page = await client.listResources({ cursor: page.nextCursor }), n++) {
+      uris.push(...page.resources.map((r) => r.uri));
+      if (page.nextCursor === undefined || n > 5) break;
+    }
+    expect(uris.sort()).toEqual(['test://events/readme', 'test://json/readme', 'test://shared', 'test://shared']);
+    expect((await client.readResource({ uri: 'test://json/readme' })).contents[0]).toMatchObject({ text: 'readme of json' });
+    // A URI two servers have is read from the first in the config's order.
+    expect((await client.readResource({ uri: 'test://shared' })).contents[0]).toMatchObject({ text: 'shared, from events' });
+    const missing = await client.readResource({ uri: 'test://nowhere' }).catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(McpError);
+    const unknownPrompt = await client.getPrompt({ name: 'nosuch__greet', arguments: { name: 'x' } }).catch((e: unknown) => e);
+    expect((unknownPrompt as McpError).code).toBe(-32602);
+    await client.close();
+  });
+
+  it('passes a cancelled call\'s notifications/cancelled on to the server it went to, and the session goes on', async () => {
+    const { client } = await connect(a.url, fed.key);
+    const before = files.cancelled.length;
+    const stop = new AbortController();
+    const call = client.callTool({ name: 'files__wait', arguments: {} }, undefined, { signal: stop.signal });
+    await until(() => files.waiting() === 1, 'the call running at the server');
+    stop.abort('stopped by the test');
+    await expect(call).rejects.toThrow();
+    await until(() => files.cancelled.length > before, 'the cancellation at the server');
+    expect(files.cancelled.slice(before)).toEqual([{ requestId: expect.anything(), reason: 'stopped by the test' }]);
+    expect((await client.callTool({ name: 'files__add', arguments: { a: 1, b: 1 } })).content).toEqual([{ type: 'text', text: '2' }]);
+    await client.close();
   });
 
   it('answers a tool the key may not call, or one no server has, as an unknown tool, and never sends it on', async () => {

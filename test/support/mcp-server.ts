@@ -44,7 +44,7 @@ interface Waits {
   cancelled: TestMcpServer['cancelled'];
 }
 
-function mcpServer(slowMs: number, waits: Waits, toolCalls: string[]): McpServer {
+function mcpServer(slowMs: number, waits: Waits, toolCalls: string[], label: string): McpServer {
   const server = new McpServer({ name: 'sluice-test', version: '1.0.0' });
   // Every tool notes its call first: what reached the server, counted by the server.
   server.registerTool('add', { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => (toolCalls.push('add'), text(String(a + b))));
@@ -86,6 +86,12 @@ function mcpServer(slowMs: number, waits: Waits, toolCalls: string[]): McpServer
     const auth = headers.authorization;
     return text(JSON.stringify({ authorization: typeof auth === 'string' ? sha256(auth) : null, names: Object.keys(headers).sort() }));
   });
+  // A prompt and a resource, each saying which server answered (`label`), for the federated lists.
+  server.registerPrompt('greet', { description: 'A greeting.', argsSchema: { name: z.string() } }, ({ name }) => ({
+    messages: [{ role: 'user', content: { type: 'text', text: `Hello ${name}, from ${label}.` } }],
+  }));
+  server.registerResource('readme', `test://${label}/readme`, { description: 'This server\'s readme.' }, async (uri) => ({ contents: [{ uri: uri.href, text: `readme of ${label}` }] }));
+  server.registerResource('shared', 'test://shared', { description: 'A resource every test server has.' }, async (uri) => ({ contents: [{ uri: uri.href, text: `shared, from ${label}` }] }));
   return server;
 }
 
@@ -112,7 +118,7 @@ export async function startMcpServer(opts: { json?: boolean; slowMs?: number } =
       onsessioninitialized: (sid) => { sessions.set(sid, transport); },
       onsessionclosed: (sid) => { sessions.delete(sid); closedSessions.push(sid); },
     });
-    void mcpServer(opts.slowMs ?? 800, waits, toolCalls).connect(transport).then(() => transport.handleRequest(req, res));
+    void mcpServer(opts.slowMs ?? 800, waits, toolCalls, opts.json ? 'json' : 'events').connect(transport).then(() => transport.handleRequest(req, res));
   });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const { port } = http.address() as AddressInfo;
