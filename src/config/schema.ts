@@ -219,6 +219,8 @@ export const mcpSchema = z.strictObject({
       if (!MCP_SERVER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'must be 1-64 lowercase letters, digits, "-" or "_" (the path /mcp/<name>)' });
     }
   }),
+  /** The most of one message answering a tool call that the gateway holds (to check it); larger is answered with an error. */
+  maxResultBytes: sizeLike.pipe(z.number().max(1024 ** 3, 'at most 1gb')).default(16 * 1024 ** 2),
 });
 
 /** Each plugin entry: a name (or a module path) plus the plugin's own settings. */

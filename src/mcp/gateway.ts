@@ -19,10 +19,15 @@ import { isRefusedCall, listRequestIds, methodLabel, readPost, type McpPost } fr
 import { mcpCounter, type McpCounter, type McpOutcome } from './metrics';
 import { readMcpBody } from './body';
 import { McpServerRelay, type RelayEnd } from './relay';
+import type { Pipeline } from '../pipeline/pipeline';
+import { guardCalls } from './call-guard';
+import type { CallRelay } from './result-hold';
 
 export interface McpDeps {
   logger: Logger;
   metrics?: Registry;
+  /** The config's plugin chain: its tool hooks guard every tool call (docs/plugins.md). */
+  pipeline?: Pipeline;
 }
 
 /** What one MCP request did, for its access line and its count: written here, read when the response closes. */
@@ -48,17 +53,30 @@ const OUTCOME: Record<McpFailure, McpOutcome> = {
   timeout: 'timeout', unreachable: 'unreachable', server_error: 'server_error',
 };
 
+/** The most of a tool call's answer held when the config names no mcp.maxResultBytes. */
+const DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024;
+
+/** Aborted once the response has closed: a tool hook that waits stops waiting for a client that left. */
+function closedSignal(res: ServerResponse): AbortSignal {
+  const abort = new AbortController();
+  if (res.closed) abort.abort();
+  else res.once('close', () => abort.abort());
+  return abort.signal;
+}
+
 export class McpGateway {
   private readonly servers = new Map<string, McpServerRelay>();
   private readonly access: AccessTable;
   private readonly count: McpCounter;
   private readonly bodyLimit: number;
+  private readonly maxResultBytes: number;
 
   constructor(config: Pick<GatewayConfig, 'mcp' | 'orgs' | 'server'>, private readonly deps: McpDeps) {
     for (const [name, server] of Object.entries(config.mcp?.servers ?? {})) this.servers.set(name, new McpServerRelay(server));
     this.access = new AccessTable(config.orgs);
     this.count = mcpCounter(deps.metrics);
     this.bodyLimit = config.server.bodyLimit;
+    this.maxResultBytes = config.mcp?.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
   }
 
   /** Serves one request at /mcp/`name`; `fail` gets a refused key (the error middleware's 401). */
@@ -82,11 +100,13 @@ export class McpGateway {
 
   private async serve(exchange: McpExchange, req: IncomingMessage, res: ServerResponse, name: string, relay: McpServerRelay, access: McpAccess): Promise<void> {
     let body: Buffer | undefined;
+    let json: unknown;
     if (req.method === 'POST') {
       const read = await readMcpBody(req, this.bodyLimit);
       if (typeof read === 'string') return this.failWith(exchange, res, read);
       if (read === undefined) return void (exchange.outcome = 'client_closed');
       body = read.bytes;
+      json = read.json;
       const post = readPost(read.json);
       if (post === undefined) return this.failWith(exchange, res, 'invalid');
       exchange.post = post;
@@ -95,9 +115,20 @@ export class McpGateway {
       if (post.messages.some((m) => isRefusedCall(m, name, access))) return this.refuse(exchange, res, post, name, access);
     }
     const ids = exchange.post === undefined ? undefined : listRequestIds(exchange.post);
-    const end: RelayEnd = await relay.relay(req, res, body, ids === undefined ? undefined : { ids, allowed: (tool) => access.tool(name, tool) });
+    const lists = ids === undefined ? undefined : { ids, allowed: (tool: string) => access.tool(name, tool) };
+    let calls: CallRelay | undefined;
+    if (exchange.post?.messages.some((m) => m.method === 'tools/call')) {
+      const signal = closedSignal(res);
+      const who = { requestId: exchange.id, principal: exchange.principal!, server: name, signal };
+      const guard = await guardCalls(this.deps.pipeline, who, json, exchange.post, this.maxResultBytes, ids!.size > 0 ? lists : undefined);
+      if ('failure' in guard) return this.failWith(exchange, res, guard.failure);
+      if ('answer' in guard) return this.answer(exchange, res, guard.answer);
+      body = guard.body ?? body;
+      calls = guard.relay;
+    }
+    const end: RelayEnd = await relay.relay(req, res, body, lists, calls);
     if ('failure' in end) return this.failWith(exchange, res, end.failure);
-    exchange.outcome = end.status === 499 ? 'client_closed' : end.status < 400 ? 'ok' : 'rejected';
+    exchange.outcome = end.status === 499 ? 'client_closed' : calls?.exceeded ? 'too_large' : end.status < 400 ? 'ok' : 'rejected';
   }
 
   /**
@@ -107,11 +138,16 @@ export class McpGateway {
    * other requests with an error asking to send them again on their own.
    */
   private refuse(exchange: McpExchange, res: ServerResponse, post: McpPost, name: string, access: McpAccess): void {
-    exchange.outcome = 'refused';
     const answers = post.messages.filter((m) => m.id !== undefined && m.method !== undefined).map((m) => (isRefusedCall(m, name, access)
       ? unknownTool(m.id!, m.tool)
       : { jsonrpc: '2.0', id: m.id, error: { code: -32000, message: 'Not processed: send this request again on its own.' } }));
-    const text = JSON.stringify(post.batch ? answers : answers[0]);
+    this.answer(exchange, res, post.batch ? answers : answers[0]);
+  }
+
+  /** The gateway's own JSON-RPC answer to a POST whose calls it refused (nothing was sent on). */
+  private answer(exchange: McpExchange, res: ServerResponse, answer: unknown): void {
+    exchange.outcome = 'refused';
+    const text = JSON.stringify(answer);
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     res.end(text);
   }

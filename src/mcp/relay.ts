@@ -4,7 +4,8 @@
 // and its body back to the client chunk by chunk as they arrive. A JSON answer
 // to a tools/list request is held (up to MAX_HELD_BYTES) to filter it; an event
 // stream is filtered event by event. timeoutMs bounds the wait for the
-// answer's head; a stream then stays open as long as both ends keep it.
+// answer's head; a stream then stays open as long as both ends keep it. The
+// answer to tool calls holds each message whole, bounded (result-hold.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -12,6 +13,7 @@ import { Pool } from 'undici';
 import type { McpServerConfig } from '../config/schema';
 import { KEEP_ALIVE_MS } from '../proxy/upstream';
 import { EventFilter } from './event-filter';
+import { CallEvents, holdJson, type CallRelay } from './result-hold';
 import { filterToolLists, parseJson, type ToolAllowed } from './list-filter';
 import type { JsonRpcId } from './messages';
 import type { McpFailure } from './errors';
@@ -55,7 +57,7 @@ export class McpServerRelay {
   }
 
   /** Relays `req` (its body already read, when it has one) and writes the answer to `res`; never throws. */
-  async relay(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, filter: ListFilter | undefined): Promise<RelayEnd> {
+  async relay(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, filter: ListFilter | undefined, calls?: CallRelay): Promise<RelayEnd> {
     const headers: Record<string, string> = {};
     for (const name of FROM_CLIENT) {
       const value = req.headers[name];
@@ -84,6 +86,13 @@ export class McpServerRelay {
         if (value !== undefined) res.setHeader(name, value);
       }
       const type = String(answer.headers['content-type'] ?? '');
+      const holding = calls !== undefined && status === 200;
+      if (holding && JSON_TYPE.test(type)) {
+        const out = await holdJson(answer.body, answer.headers['content-length'], calls);
+        res.writeHead(status, { 'content-length': Buffer.byteLength(out) });
+        res.end(out);
+        return { status };
+      }
       if (filter !== undefined && filter.ids.size > 0 && status === 200 && JSON_TYPE.test(type)) {
         const text = await readText(answer.body, MAX_HELD_BYTES);
         if (text === undefined) return { failure: 'server_error' };
@@ -98,7 +107,11 @@ export class McpServerRelay {
       res.flushHeaders();
       const filtering = filter !== undefined && filter.ids.size > 0 && EVENT_STREAM.test(type);
       answer.body.once('error', () => { broke = true; });
-      if (filtering) {
+      if (holding && EVENT_STREAM.test(type)) {
+        const events = new CallEvents(calls);
+        events.once('error', () => { broke = true; });
+        await pipeline(answer.body, events, res);
+      } else if (filtering) {
         const events = new EventFilter(filter.ids, filter.allowed, MAX_HELD_BYTES);
         events.once('error', () => { broke = true; });
         await pipeline(answer.body, events, res);

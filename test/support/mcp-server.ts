@@ -4,7 +4,10 @@
 // count (a progress notification per step); slow (one progress notification,
 // then the result `slowMs` later); headers (a digest of the Authorization it
 // received and the names of the headers, so a test proves which credential
-// arrived without the credential ever reaching the client).
+// arrived without the credential ever reaching the client); echo (its
+// arguments back as text, each call's arguments kept in `toolCalls`, so a test
+// reads what reached the server); blocks (each of `texts` as a text block, and
+// `structured` as structured content, for the tool-result guards).
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +22,8 @@ export interface TestMcpServer {
   closedSessions: string[];
   /** Each request the server received: its method and headers. */
   requests: Array<{ method?: string; headers: IncomingMessage['headers'] }>;
+  /** The arguments of each call of `echo`, as the server received them. */
+  toolCalls: Array<Record<string, unknown>>;
   close(): Promise<void>;
 }
 
@@ -27,7 +32,7 @@ export const sha256 = (text: string): string => createHash('sha256').update(text
 const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function mcpServer(slowMs: number): McpServer {
+function mcpServer(slowMs: number, toolCalls: Array<Record<string, unknown>>): McpServer {
   const server = new McpServer({ name: 'sluice-test', version: '1.0.0' });
   server.registerTool('add', { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => text(String(a + b)));
   server.registerTool('delete_repo', { description: 'Deletes a repository.', inputSchema: { name: z.string() } }, async ({ name }) => text(`deleted ${name}`));
@@ -49,6 +54,12 @@ function mcpServer(slowMs: number): McpServer {
     const auth = headers.authorization;
     return text(JSON.stringify({ authorization: typeof auth === 'string' ? sha256(auth) : null, names: Object.keys(headers).sort() }));
   });
+  server.registerTool('echo', { description: 'Its arguments back.', inputSchema: { args: z.unknown() } }, async (args) => {
+    toolCalls.push(args);
+    return text(JSON.stringify(args));
+  });
+  server.registerTool('blocks', { description: 'Text blocks, and structured content.', inputSchema: { texts: z.array(z.string()), structured: z.record(z.string(), z.unknown()).optional() } },
+    async ({ texts, structured }) => ({ content: texts.map((t) => ({ type: 'text' as const, text: t })), ...(structured !== undefined && { structuredContent: structured }) }));
   return server;
 }
 
@@ -57,6 +68,7 @@ export async function startMcpServer(opts: { json?: boolean; slowMs?: number } =
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const closedSessions: string[] = [];
   const requests: TestMcpServer['requests'] = [];
+  const toolCalls: TestMcpServer['toolCalls'] = [];
   const http: Server = createServer((req, res) => {
     requests.push({ method: req.method, headers: req.headers });
     const id = req.headers['mcp-session-id'];
@@ -73,7 +85,7 @@ export async function startMcpServer(opts: { json?: boolean; slowMs?: number } =
       onsessioninitialized: (sid) => { sessions.set(sid, transport); },
       onsessionclosed: (sid) => { sessions.delete(sid); closedSessions.push(sid); },
     });
-    void mcpServer(opts.slowMs ?? 800).connect(transport).then(() => transport.handleRequest(req, res));
+    void mcpServer(opts.slowMs ?? 800, toolCalls).connect(transport).then(() => transport.handleRequest(req, res));
   });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const { port } = http.address() as AddressInfo;
@@ -82,6 +94,7 @@ export async function startMcpServer(opts: { json?: boolean; slowMs?: number } =
     sessions,
     closedSessions,
     requests,
+    toolCalls,
     close: async () => {
       await Promise.allSettled([...sessions.values()].map((t) => t.close()));
       http.closeAllConnections();
