@@ -103,3 +103,25 @@ export async function guardCalls(pipeline: Pipeline | undefined, who: Caller, js
     },
   };
 }
+
+/** A response holding a tool's result: an id, and a result with a list of content blocks. */
+const isToolResult = (m: unknown): m is { id: JsonRpcId } =>
+  isObject(m) && m.method === undefined && (typeof m.id === 'string' || typeof m.id === 'number') && isObject(m.result) && Array.isArray(m.result.content);
+
+/**
+ * A GET resuming a stream (Last-Event-ID) may replay the answer to an earlier
+ * tool call, which the gateway no longer knows. When a plugin reads results,
+ * such a replayed result is answered with an error (call the tool again)
+ * rather than passed unread; undefined when none does.
+ */
+export function guardResumed(pipeline: Pipeline | undefined, limit: number): CallRelay | undefined {
+  if (pipeline === undefined || !guardsTools(pipeline) || !readsResults(pipeline)) return undefined;
+  return {
+    limit, exceeded: false,
+    rewrite: async (message) => (isToolResult(message) ? callFailure(message.id, 'resumed') : undefined),
+    tooLarge() {
+      this.exceeded = true;
+      return callFailure(null, 'too_large', limit);
+    },
+  };
+}

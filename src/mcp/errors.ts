@@ -52,17 +52,18 @@ export const toolRefused = (id: JsonRpcId, refusal: { status: number; reason: st
 });
 
 /** The gateway's own answers to a tool call it could not pass on as it was. */
-export type CallFailure = 'arguments_invalid' | 'too_deep' | 'too_large' | 'result_too_deep' | 'check_failed';
+export type CallFailure = 'arguments_invalid' | 'too_deep' | 'too_large' | 'result_too_deep' | 'resumed' | 'check_failed';
 
 const MIB = 1024 * 1024;
 
-export function callFailure(id: JsonRpcId, failure: CallFailure, limitBytes = 0) {
+export function callFailure(id: JsonRpcId | null, failure: CallFailure, limitBytes = 0) {
   const size = limitBytes >= MIB ? `${Math.round((limitBytes / MIB) * 10) / 10} MiB` : `${limitBytes} bytes`;
   const [code, message] = {
     arguments_invalid: [-32602, 'params.arguments must be an object (the tool\'s arguments by name).'],
     too_deep: [-32602, 'The tool call\'s arguments nest too deeply (more than 64 levels): flatten them.'],
     too_large: [-32000, `The tool's result is larger than the gateway accepts (${size}). Ask the tool for less: a narrower query or one page of results.`],
     result_too_deep: [-32000, 'The tool\'s result nests too deeply for the gateway to check (more than 64 levels).'],
+    resumed: [-32000, 'A tool result replayed on a resumed stream cannot be checked by the gateway: call the tool again.'],
     check_failed: [-32603, 'The gateway could not check this tool call. Try again later; if it keeps failing, tell the gateway operator and quote the x-request-id header.'],
   }[failure] as [number, string];
   return { jsonrpc: '2.0', id, error: { code, message } };

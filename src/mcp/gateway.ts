@@ -20,7 +20,7 @@ import { mcpCounter, type McpCounter, type McpOutcome } from './metrics';
 import { readMcpBody } from './body';
 import { McpServerRelay, type RelayEnd } from './relay';
 import type { Pipeline } from '../pipeline/pipeline';
-import { guardCalls } from './call-guard';
+import { guardCalls, guardResumed } from './call-guard';
 import type { CallRelay } from './result-hold';
 
 export interface McpDeps {
@@ -125,6 +125,8 @@ export class McpGateway {
       if ('answer' in guard) return this.answer(exchange, res, guard.answer);
       body = guard.body ?? body;
       calls = guard.relay;
+    } else if (req.method === 'GET' && req.headers['last-event-id'] !== undefined) {
+      calls = guardResumed(this.deps.pipeline, this.maxResultBytes);
     }
     const end: RelayEnd = await relay.relay(req, res, body, lists, calls);
     if ('failure' in end) return this.failWith(exchange, res, end.failure);

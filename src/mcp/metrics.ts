@@ -3,7 +3,7 @@
 // the specification defines (methodLabel), the outcome one of a fixed list.
 import { Counter, type Registry } from 'prom-client';
 
-/** ok: the server's 2xx or 3xx relayed; rejected: its 4xx or 5xx relayed; refused: a tool call the gateway answered; the rest: the gateway's own answers. */
+/** ok: the server's 2xx or 3xx relayed; rejected: its 4xx or 5xx relayed; refused: a tool call the gateway answered (not allowed, or refused by a plugin); too_large: a body, or a tool's result, past its bound; the rest: the gateway's own answers. */
 export type McpOutcome = 'ok' | 'rejected' | 'refused' | 'unauthorized' | 'not_found' | 'invalid' | 'too_large' | 'timeout' | 'unreachable' | 'server_error' | 'client_closed';
 
 export type McpCounter = (server: string, method: string, outcome: McpOutcome) => void;

@@ -97,14 +97,14 @@ export class CallEvents extends Transform {
 
   /** Every whole event of `all`, rewritten; what follows the last one is kept for the next chunk. */
   private async events(all: string): Promise<string> {
+    // The ends are found first: a rewrite may wait, and the text is not read again after it.
+    const ends = [...all.matchAll(EVENT_ENDS)];
     let out = '';
     let at = 0;
-    EVENT_ENDS.lastIndex = 0;
-    for (let m = EVENT_ENDS.exec(all); m !== null; m = EVENT_ENDS.exec(all)) {
+    for (const m of ends) {
       const event = all.slice(at, m.index);
       at = m.index + m[0].length;
       out += (this.relay.rewrite === undefined ? event : await rewriteEvent(event, this.relay.rewrite)) + m[0];
-      EVENT_ENDS.lastIndex = at;
     }
     const rest = all.slice(at);
     this.parts = rest === '' ? [] : [rest];

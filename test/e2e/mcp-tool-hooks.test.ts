@@ -47,8 +47,13 @@ function messageOf(text: string): any {
 }
 
 /** What the raw server answers each tool with. */
-function rawAnswer(message: { id: number | string; params: any }, res: import('node:http').ServerResponse): void {
+function rawAnswer(message: { id: number | string; method: string; params: any }, res: import('node:http').ServerResponse): void {
   const id = JSON.stringify(message.id);
+  if (message.method === 'GET') { // a resumed stream: a notification, then an earlier call's result replayed
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    return void res.end('id: r-1\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}\n\n'
+      + 'id: r-2\ndata: {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"project bluebird"}]}}\n\n');
+  }
   switch (message.params.name) {
     case 'escaped': // the term written with escapes no serializer would choose
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -201,6 +206,15 @@ describe('MCP tool calls under the plugins\' tool hooks', () => {
     expect(progress).toContain('notifications/progress');
     expect(result.split('\n').slice(0, 2)).toEqual(['event: message', 'id: e-2']);
     expect(messageOf(result).result).toEqual({ content: [{ type: 'text', text: 'see ' }, { type: 'text', text: WITHHELD }], isError: true });
+  });
+
+  it('answers a tool result replayed on a resumed stream with an error when plugins read results, and passes it when none does', async () => {
+    const resume = (g: TestGateway) => call('GET', `${g.url}/mcp/raw`, undefined, { ...bearer(agent.key), accept: 'text/event-stream', 'last-event-id': 'e-1' });
+    const guarded = (await resume(gw)).text.split('\n\n').filter((e) => e !== '');
+    expect(guarded[0]).toContain('notifications/message');
+    expect(guarded[1].split('\n')[0]).toBe('id: r-2');
+    expect(messageOf(guarded[1])).toEqual({ jsonrpc: '2.0', id: 3, error: { code: -32000, message: expect.stringContaining('call the tool again') } });
+    expect((await resume(bare)).text).toContain('project bluebird');
   });
 
   it('reads content that is not a list of blocks as none, rather than passing it unread', async () => {

@@ -3,7 +3,8 @@
 // them (\u0062), an event split across writes, a result of 50 MB streamed
 // from one reused buffer (so the test process's memory shows the gateway's,
 // not the server's). It answers initialize itself; every other request goes
-// to the test's `answer`, with the request's id and its params.
+// to the test's `answer`, with the request's id and its params (a GET as
+// method "GET", its Last-Event-ID as params.lastEventId).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -24,6 +25,7 @@ const readBody = (req: IncomingMessage): Promise<string> => new Promise((resolve
 export async function startRawMcpServer(answer: RawAnswer): Promise<RawMcpServer> {
   const calls: any[] = [];
   const http: Server = createServer((req, res) => void readBody(req).then((text) => {
+    if (req.method === 'GET') return answer({ id: '', method: 'GET', params: { lastEventId: req.headers['last-event-id'] } }, res);
     const message = JSON.parse(text);
     if (message.id === undefined) return void res.writeHead(202).end();
     if (message.method === 'initialize') {
@@ -53,7 +55,10 @@ export async function writeLarge(res: ServerResponse, prefix: string, bytes: num
   res.write(prefix);
   for (let sent = 0; sent < bytes && !res.destroyed; sent += block.length) {
     if (!res.write(sent + block.length <= bytes ? block : block.subarray(0, bytes - sent))) {
-      await new Promise<void>((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
+      await new Promise<void>((resolve) => {
+        const go = (): void => { res.off('drain', go).off('close', go); resolve(); };
+        res.once('drain', go).once('close', go);
+      });
     }
   }
   if (!res.destroyed) res.end(suffix);
