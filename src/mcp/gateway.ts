@@ -121,6 +121,8 @@ export class McpGateway {
       const signal = closedSignal(res);
       const who = { requestId: exchange.id, principal: exchange.principal!, server: name, signal };
       const guard = await guardCalls(this.deps.pipeline, who, json, exchange.post, this.maxResultBytes, ids!.size > 0 ? lists : undefined);
+      // The client left while a hook ran: nothing is sent on.
+      if (signal.aborted) return void (exchange.outcome = 'client_closed');
       if ('failure' in guard) return this.failWith(exchange, res, guard.failure);
       if ('answer' in guard) return this.answer(exchange, res, guard.answer);
       body = guard.body ?? body;

@@ -26,10 +26,14 @@ export class ToolStates {
 /** Whether any plugin guards tool calls at all: without one, a call passes as its bytes. */
 export const guardsTools = (p: Pipeline): boolean => p.onToolCall.length + p.toolResultRules.length + p.onToolResult.length > 0;
 
-/** Every onToolCall hook in chain order; rejects with the first refusal (or a hook's failure, logged). */
+/**
+ * Every onToolCall hook in chain order; rejects with the first refusal (or a
+ * hook's failure, logged), or once the client has left: a call whose hooks
+ * did not all run is never sent.
+ */
 export async function runToolCallHooks(pipeline: Pipeline, call: ToolCallContext, states: ToolStates): Promise<void> {
   for (const hook of pipeline.onToolCall) {
-    if (call.signal.aborted) return;
+    if (call.signal.aborted) throw new Error('the client left before the tool call was checked');
     try {
       await hook.run(call, states.of(hook.slot));
     } catch (err) {

@@ -180,6 +180,22 @@ describe('MCP tool calls under the plugins\' tool hooks', () => {
     expect(raw.calls.length).toBe(before);
   });
 
+  it('answers a batch holding a refused call whole, sending none of it; a batch with one id twice is invalid', async () => {
+    const before = raw.calls.length;
+    const batch = [
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'plain', arguments: { q: 'forbidden plan' } } },
+      { jsonrpc: '2.0', id: 2, method: 'ping' },
+    ];
+    const res = await call('POST', `${gw.url}/mcp/raw`, JSON.stringify(batch), MCP_HEADERS);
+    expect(res.body).toEqual([
+      { jsonrpc: '2.0', id: 1, error: expect.objectContaining({ code: -32602, data: { reason: 'content_filter' } }) },
+      { jsonrpc: '2.0', id: 2, error: expect.objectContaining({ code: -32000 }) },
+    ]);
+    const twice = await call('POST', `${gw.url}/mcp/raw`, JSON.stringify([batch[1], { ...batch[0], id: 2, params: { name: 'plain', arguments: {} } }]), MCP_HEADERS);
+    expect(twice.status).toBe(400);
+    expect(raw.calls.length).toBe(before);
+  });
+
   it.each(['events', 'json'])('cuts a %s result at a blocked term split across content blocks, or across a word boundary between them', async (server) => {
     const { client } = await connectClient(gw.url, server, agent.key);
     const cutResult = await client.callTool({ name: 'blocks', arguments: { texts: ['first block', 'notes on project blue', 'bird and more', 'later'] } });
