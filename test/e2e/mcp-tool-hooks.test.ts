@@ -6,6 +6,7 @@
 // writes), a third-party plugin's tool hooks see and change the call, and a
 // result past mcp.maxResultBytes is answered with the protocol's error while
 // the gateway's memory stays bounded.
+import { request } from 'node:http';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { PluginDefinition, ToolResult } from '../../src';
@@ -22,14 +23,21 @@ const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/j
 const WITHHELD = 'The rest of this tool result was withheld by the gateway\'s content policy.';
 const MB = 1024 * 1024;
 
-/** What the third-party plugin saw of each call. */
+/** What the third-party plugin saw of each call; `holding`: a call of "hold" waits in its hook until the client leaves. */
 const seen: Array<{ key: string; server: string; tool: string; args: unknown }> = [];
+const holding = { entered: false, released: false };
 const toolAudit: PluginDefinition<{ note: string }> = {
   name: 'tool-audit',
   stage: 'observe',
   schema: z.strictObject({ note: z.string() }),
   create: ({ note }) => ({
-    onToolCall(c) { seen.push({ key: c.principal.id, server: c.server, tool: c.tool, args: c.arguments }); },
+    async onToolCall(c) {
+      seen.push({ key: c.principal.id, server: c.server, tool: c.tool, args: c.arguments });
+      if (c.tool !== 'hold') return;
+      holding.entered = true;
+      await new Promise<void>((resolve) => c.signal.addEventListener('abort', () => resolve(), { once: true }));
+      holding.released = true;
+    },
     onToolResult(c, result): ToolResult | undefined {
       return c.tool === 'add' ? { ...result, content: [...result.content, { type: 'text', text: note }] } : undefined;
     },
@@ -255,6 +263,20 @@ describe('MCP tool calls under the plugins\' tool hooks', () => {
     expect(result.content).toEqual([{ type: 'text', text: '5' }, { type: 'text', text: 'audited' }]);
     expect(seen.at(-1)).toEqual({ key: 'agent', server: 'json', tool: 'add', args: { a: 2, b: 3 } });
     await client.close();
+  });
+
+  it('never sends a call whose hooks the client left during', async () => {
+    const before = raw.calls.length;
+    const count = async () => series(parseExposition((await scrape(gw.metrics!.url)).text), 'sluice_mcp_requests_total')['method=tools/call,outcome=client_closed,server=raw'] ?? 0;
+    const closedBefore = await count();
+    const req = request(`${gw.url}/mcp/raw`, { method: 'POST', headers: MCP_HEADERS });
+    req.on('error', () => { /* the test cuts it */ });
+    req.end(JSON.stringify({ jsonrpc: '2.0', id: 13, method: 'tools/call', params: { name: 'hold', arguments: {} } }));
+    await until(() => holding.entered, 'the hook to hold the call');
+    req.destroy();
+    await until(() => holding.released, 'the hook to see the client leave');
+    await until(async () => (await count()) === closedBefore + 1, 'the call counted as client_closed');
+    expect(raw.calls.length).toBe(before);
   });
 
   it('passes progress notifications as they come while the result is held', async () => {
