@@ -86,8 +86,9 @@ export class McpServerRelay {
         if (value !== undefined) res.setHeader(name, value);
       }
       const type = String(answer.headers['content-type'] ?? '');
-      const holding = calls !== undefined && status === 200;
-      if (holding && JSON_TYPE.test(type)) {
+      // Any 2xx a client may read a result from: an answer of another type is held as JSON is, never passed unread.
+      const holding = calls !== undefined && status >= 200 && status < 300;
+      if (holding && !EVENT_STREAM.test(type)) {
         const out = await holdJson(answer.body, answer.headers['content-length'], calls);
         res.writeHead(status, { 'content-length': Buffer.byteLength(out) });
         res.end(out);

@@ -78,6 +78,9 @@ function rawAnswer(message: { id: number | string; method: string; params: any }
     case 'contact':
       res.writeHead(200, { 'content-type': 'application/json' });
       return void res.end(`{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"write to carol\\u0040example.net"}]}}`);
+    case 'odd_type': // a 203 with a type no client should read, holding the term
+      res.writeHead(203, { 'content-type': 'text/plain' });
+      return void res.end(`{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"project bluebird"}]}}`);
     case 'content_as_text': // not the specification's shape: content a string
       res.writeHead(200, { 'content-type': 'application/json' });
       return void res.end(`{"jsonrpc":"2.0","id":${id},"result":{"content":"project bluebird"}}`);
@@ -241,9 +244,12 @@ describe('MCP tool calls under the plugins\' tool hooks', () => {
     expect((await resume(bare)).text).toContain('project bluebird');
   });
 
-  it('reads content that is not a list of blocks as none, rather than passing it unread', async () => {
+  it('reads content that is not a list of blocks as none, and an answer of another type or 2xx, rather than passing them unread', async () => {
     const res = await rawCall(`${gw.url}/mcp/raw`, 9, 'content_as_text');
     expect(messageOf(res.text).result.content).toEqual([]);
+    const odd = await rawCall(`${gw.url}/mcp/raw`, 14, 'odd_type');
+    expect(odd.status).toBe(203);
+    expect(messageOf(odd.text).result).toEqual({ content: [{ type: 'text', text: WITHHELD }], isError: true });
   });
 
   it('masks a term split across blocks, escaped, and in structured content, with mask settings', async () => {
@@ -305,7 +311,7 @@ describe('MCP tool calls under the plugins\' tool hooks', () => {
 
   it('counts what the rules did to results', async () => {
     const samples = parseExposition((await scrape(gw.metrics!.url)).text);
-    expect(series(samples, 'sluice_output_filtered_total')['action=block,kind=term,plugin=content-filter']).toBe(6);
+    expect(series(samples, 'sluice_output_filtered_total')['action=block,kind=term,plugin=content-filter']).toBe(7);
     expect(series(samples, 'sluice_output_filtered_total')['action=mask,kind=email,plugin=pii']).toBe(1);
     expect(series(samples, 'sluice_mcp_requests_total')['method=tools/call,outcome=too_large,server=raw']).toBe(1);
     expect(series(samples, 'sluice_mcp_requests_total')['method=tools/call,outcome=refused,server=events']).toBeGreaterThanOrEqual(3);
