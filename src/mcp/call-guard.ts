@@ -39,12 +39,13 @@ function argumentsOf(params: unknown): Record<string, unknown> | 'arguments_inva
 /** `pipeline` undefined: no plugin guards the calls; their answers are still held to the limit. */
 export async function guardCalls(pipeline: Pipeline | undefined, who: Caller, json: unknown, post: McpPost, limit: number, lists?: { ids: ReadonlySet<JsonRpcId>; allowed: ToolAllowed }): Promise<Guarded> {
   const items: unknown[] = post.batch ? (json as unknown[]) : [json];
-  const calls = new Map<JsonRpcId, { call: ToolCall; states: ToolStates }>();
+  // By the id's text: a client may take an answer's "8" for its request 8, so a server's answer cannot slip past under another form.
+  const calls = new Map<string, { call: ToolCall; states: ToolStates }>();
   const answers = new Map<JsonRpcId, object>();
   const guarded = pipeline !== undefined && guardsTools(pipeline);
   const requests = post.messages.filter((m) => m.id !== undefined && m.method !== undefined);
   // A call with no id (a notification) could not be answered if refused; two requests with one id could not tell their results apart.
-  if (guarded && (post.messages.some((m) => m.method === 'tools/call' && m.id === undefined) || new Set(requests.map((m) => m.id)).size < requests.length)) return { failure: 'invalid' };
+  if (guarded && (post.messages.some((m) => m.method === 'tools/call' && m.id === undefined) || new Set(requests.map((m) => String(m.id))).size < requests.length)) return { failure: 'invalid' };
   if (guarded) {
     for (const [i, m] of post.messages.entries()) {
       if (m.method !== 'tools/call' || m.id === undefined) continue;
@@ -54,7 +55,7 @@ export async function guardCalls(pipeline: Pipeline | undefined, who: Caller, js
       const states = new ToolStates(pipeline);
       const refused = await checkToolCall(pipeline!, call, states, m.id);
       if (refused !== undefined) answers.set(m.id, refused);
-      else calls.set(m.id, { call, states });
+      else calls.set(String(m.id), { call, states });
     }
   }
   if (answers.size > 0) {
@@ -64,7 +65,7 @@ export async function guardCalls(pipeline: Pipeline | undefined, who: Caller, js
   let body: Buffer | undefined;
   if ([...calls.values()].some((c) => c.call.rewritten)) {
     const sent = items.map((item, i) => {
-      const c = post.messages[i].method === 'tools/call' ? calls.get(post.messages[i].id!) : undefined;
+      const c = post.messages[i].method === 'tools/call' ? calls.get(String(post.messages[i].id)) : undefined;
       return c?.call.rewritten ? { ...(item as object), params: { ...(item as { params: object }).params, arguments: c.call.arguments } } : item;
     });
     body = Buffer.from(JSON.stringify(post.batch ? sent : sent[0]));
@@ -72,7 +73,7 @@ export async function guardCalls(pipeline: Pipeline | undefined, who: Caller, js
   const checksResults = guarded && readsResults(pipeline!);
   const rewriteOne = async (message: unknown): Promise<unknown> => {
     let out = lists === undefined ? undefined : filterToolLists(message, lists.ids, lists.allowed);
-    const c = checksResults && isObject(message) && message.method === undefined && (typeof message.id === 'string' || typeof message.id === 'number') ? calls.get(message.id) : undefined;
+    const c = checksResults && isObject(message) && message.method === undefined && (typeof message.id === 'string' || typeof message.id === 'number') ? calls.get(String(message.id)) : undefined;
     if (c !== undefined) {
       const checked = await checkToolResult(pipeline!, c.call, c.states, message as Record<string, unknown>);
       if (checked !== message) out = checked;
@@ -109,9 +110,10 @@ const isToolResult = (m: unknown): m is { id: JsonRpcId } =>
   isObject(m) && m.method === undefined && (typeof m.id === 'string' || typeof m.id === 'number') && isObject(m.result) && Array.isArray(m.result.content);
 
 /**
- * A GET resuming a stream (Last-Event-ID) may replay the answer to an earlier
- * tool call, which the gateway no longer knows. When a plugin reads results,
- * such a replayed result is answered with an error (call the tool again)
+ * A GET stream carries no answers, but when it resumes one (Last-Event-ID),
+ * which may replay an earlier tool call's result; and a server may put one
+ * there anyway. The gateway cannot tie such a result to its call: when a
+ * plugin reads results, it is answered with an error (call the tool again)
  * rather than passed unread; undefined when none does.
  */
 export function guardResumed(pipeline: Pipeline | undefined, limit: number): CallRelay | undefined {

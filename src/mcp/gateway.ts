@@ -127,7 +127,7 @@ export class McpGateway {
       if ('answer' in guard) return this.answer(exchange, res, guard.answer);
       body = guard.body ?? body;
       calls = guard.relay;
-    } else if (req.method === 'GET' && req.headers['last-event-id'] !== undefined) {
+    } else if (req.method === 'GET') {
       calls = guardResumed(this.deps.pipeline, this.maxResultBytes);
     }
     const end: RelayEnd = await relay.relay(req, res, body, lists, calls);

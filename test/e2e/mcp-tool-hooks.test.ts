@@ -81,6 +81,9 @@ function rawAnswer(message: { id: number | string; method: string; params: any }
     case 'odd_type': // a 203 with a type no client should read, holding the term
       res.writeHead(203, { 'content-type': 'text/plain' });
       return void res.end(`{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":"project bluebird"}]}}`);
+    case 'string_id': // answered under the id's text: a client may still take it for its call
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return void res.end(`{"jsonrpc":"2.0","id":"${message.id}","result":{"content":[{"type":"text","text":"project bluebird"}]}}`);
     case 'content_as_text': // not the specification's shape: content a string
       res.writeHead(200, { 'content-type': 'application/json' });
       return void res.end(`{"jsonrpc":"2.0","id":${id},"result":{"content":"project bluebird"}}`);
@@ -235,8 +238,8 @@ describe('MCP tool calls under the plugins\' tool hooks', () => {
     expect(messageOf(result).result).toEqual({ content: [{ type: 'text', text: 'see ' }, { type: 'text', text: WITHHELD }], isError: true });
   });
 
-  it('answers a tool result replayed on a resumed stream with an error when plugins read results, and passes it when none does', async () => {
-    const resume = (g: TestGateway) => call('GET', `${g.url}/mcp/raw`, undefined, { ...bearer(agent.key), accept: 'text/event-stream', 'last-event-id': 'e-1' });
+  it.each([['a resumed stream', { 'last-event-id': 'e-1' }], ['the server\'s own stream', {}]])('answers a tool result on %s with an error when plugins read results, and passes it when none does', async (_what, extra) => {
+    const resume = (g: TestGateway) => call('GET', `${g.url}/mcp/raw`, undefined, { ...bearer(agent.key), accept: 'text/event-stream', ...extra });
     const guarded = (await resume(gw)).text.split('\n\n').filter((e) => e !== '');
     expect(guarded[0]).toContain('notifications/message');
     expect(guarded[1].split('\n')[0]).toBe('id: r-2');
@@ -247,6 +250,8 @@ describe('MCP tool calls under the plugins\' tool hooks', () => {
   it('reads content that is not a list of blocks as none, and an answer of another type or 2xx, rather than passing them unread', async () => {
     const res = await rawCall(`${gw.url}/mcp/raw`, 9, 'content_as_text');
     expect(messageOf(res.text).result.content).toEqual([]);
+    const stringId = await rawCall(`${gw.url}/mcp/raw`, 15, 'string_id');
+    expect(messageOf(stringId.text).result.content).toEqual([{ type: 'text', text: WITHHELD }]);
     const odd = await rawCall(`${gw.url}/mcp/raw`, 14, 'odd_type');
     expect(odd.status).toBe(203);
     expect(messageOf(odd.text).result).toEqual({ content: [{ type: 'text', text: WITHHELD }], isError: true });
@@ -311,7 +316,7 @@ describe('MCP tool calls under the plugins\' tool hooks', () => {
 
   it('counts what the rules did to results', async () => {
     const samples = parseExposition((await scrape(gw.metrics!.url)).text);
-    expect(series(samples, 'sluice_output_filtered_total')['action=block,kind=term,plugin=content-filter']).toBe(7);
+    expect(series(samples, 'sluice_output_filtered_total')['action=block,kind=term,plugin=content-filter']).toBe(8);
     expect(series(samples, 'sluice_output_filtered_total')['action=mask,kind=email,plugin=pii']).toBe(1);
     expect(series(samples, 'sluice_mcp_requests_total')['method=tools/call,outcome=too_large,server=raw']).toBe(1);
     expect(series(samples, 'sluice_mcp_requests_total')['method=tools/call,outcome=refused,server=events']).toBeGreaterThanOrEqual(3);
