@@ -152,7 +152,7 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     // The config check refused demo upstreams here: each has its url.
     passthroughProxies.set(name, createPassthroughProxy(name, { ...config.upstreams[name], url: config.upstreams[name].url! }, pipeline, deps.logger));
   }
-  const mcp = new McpGateway(config, { logger: deps.logger, metrics: deps.services.metrics, spend, tracing, limiters: deps.services.limiters, redis: deps.services.redis, storeHealth: deps.services.storeHealth });
+  const mcp = new McpGateway(config, { logger: deps.logger, metrics: deps.services.metrics, spend, tracing, limiters: deps.services.limiters, redis: deps.services.redis, storeHealth: deps.services.storeHealth, pipeline });
 
   let inflight = 0;
   let retired: (() => void) | undefined;

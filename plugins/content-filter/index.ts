@@ -6,7 +6,9 @@
 // configured regular expression. The answer is the interface's
 // content_filter error and never says which rule matched, so callers cannot
 // probe the rules. With `output`, answers are checked too, as they stream
-// (output.ts): a match cuts the answer (block) or is replaced (mask).
+// (output.ts): a match cuts the answer (block) or is replaced (mask). An MCP
+// tool call's arguments are read as a request's texts (refused on a match),
+// its result under the same output rules (cut or masked).
 //
 //   - { name: content-filter, terms: ["forbidden phrase"], patterns: ["\\bcredit card number\\b"], contact: "policy@example.com",
 //       output: { terms: ["project bluebird"], action: block } }
@@ -55,6 +57,13 @@ export function refusalMessage(s: Pick<ContentFilterSettings, 'contact' | 'polic
   return `Your request was rejected because it may violate ${policy}.${contact}`;
 }
 
+/** The refusal of a tool call's arguments: what to change, and nothing of which rule matched. */
+export function toolRefusalMessage(s: Pick<ContentFilterSettings, 'contact' | 'policyUrl'>): string {
+  const policy = s.policyUrl ? `the content policy (${s.policyUrl})` : 'the content policy';
+  const contact = s.contact ? ` If you believe this is a mistake, contact ${s.contact}.` : '';
+  return `The tool call's arguments were refused because they may violate ${policy}. Change the arguments and call the tool again.${contact}`;
+}
+
 export const plugin: PluginDefinition<ContentFilterSettings> = {
   name: 'content-filter',
   stage: 'validate',
@@ -65,6 +74,7 @@ export const plugin: PluginDefinition<ContentFilterSettings> = {
     const matches = compileMatcher(settings.terms, settings.patterns, settings.accents);
     const message = refusalMessage(settings);
     const refuse = () => new GatewayError('content_filter', message, { param: 'prompt' });
+    const toolMessage = toolRefusalMessage(settings);
     const rules = settings.output === undefined ? undefined : outputRules({ ...settings.output, accents: settings.accents });
     const output = rules === undefined ? undefined : { ...rules, readsReasoning: settings.output!.reasoning };
     return {
@@ -72,6 +82,11 @@ export const plugin: PluginDefinition<ContentFilterSettings> = {
         for (const text of ctx.texts) if (matches(text)) throw refuse();
       },
       ...(output !== undefined && { outputRules: () => output }),
+      // An MCP tool call: its arguments as a request's texts, its result under the output rules.
+      onToolCall(call) {
+        for (const text of call.texts) if (matches(text)) throw new GatewayError('content_filter', toolMessage, { param: 'arguments' });
+      },
+      ...(rules !== undefined && { toolResultRules: () => rules }),
     };
   },
 };

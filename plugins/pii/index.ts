@@ -5,7 +5,8 @@
 // a placeholder stable within the request ([EMAIL_1]), `refuse` the request,
 // or `allow` it (counted only). On output: `mask` each value in the answer
 // as it streams ([EMAIL]), `block` (cut the answer there), or `allow`.
-// Counted by kind; a value is never logged.
+// Counted by kind; a value is never logged. An MCP tool call's arguments are
+// read as a request's texts, its result as an answer.
 //
 //   - { name: pii, input: redact, output: mask, kinds: [email, phone, card, iban],
 //       patterns: [{ name: employee_id, pattern: "\\bEMP-\\d{6}\\b", maxChars: 10 }] }
@@ -68,16 +69,25 @@ export const plugin: PluginDefinition<PiiSettings, Placeholders> = {
     const find = (text: string): Detection[] => detectIn(detectors, custom.length > 0, text);
     const output = settings.output === 'allow' ? undefined : { ...piiOutputRules(builtIn, custom, settings.output), readsReasoning: settings.outputReasoning };
 
-    const refuse = (ctx: RequestContext): void => {
+    /** The kinds of personal data in `texts` (counted as refused); a refusal names them, never a value. */
+    const kindsIn = (texts: readonly string[]): string => {
       const kinds = new Set<string>();
-      for (const text of ctx.texts) {
+      for (const text of texts) {
         const found = find(text);
         count(found, 'refuse');
         for (const d of found) kinds.add(d.kind);
       }
-      if (kinds.size === 0) return;
-      const named = [...kinds].map((k) => NOUNS[k] ?? k).join(', ');
-      throw new GatewayError('pii_detected', `Your request contains personal data (${named}) that this service does not accept. Remove it and send the request again.`);
+      return [...kinds].map((k) => NOUNS[k] ?? k).join(', ');
+    };
+    const refuse = (ctx: RequestContext): void => {
+      const named = kindsIn(ctx.texts);
+      if (named !== '') throw new GatewayError('pii_detected', `Your request contains personal data (${named}) that this service does not accept. Remove it and send the request again.`);
+    };
+    const redactWith = (placeholders: Placeholders) => (text: string): string => {
+      const found = find(text);
+      if (found.length === 0) return text;
+      count(found, 'redact');
+      return redact(text, found, placeholders);
     };
 
     return {
@@ -89,14 +99,20 @@ export const plugin: PluginDefinition<PiiSettings, Placeholders> = {
           for (const text of ctx.texts) count(find(text), 'allow');
           return;
         }
-        rewriteTexts(ctx, (text) => {
-          const found = find(text);
-          if (found.length === 0) return text;
-          count(found, 'redact');
-          return redact(text, found, placeholders);
-        });
+        rewriteTexts(ctx, redactWith(placeholders));
       },
       ...(output !== undefined && { outputRules: () => output }),
+      // A tool call's arguments as a request's texts (input), its result as an answer (output).
+      onToolCall(call, placeholders) {
+        if (settings.input === 'allow') {
+          for (const text of call.texts) count(find(text), 'allow');
+          return;
+        }
+        if (settings.input === 'redact') return void call.rewriteArguments(redactWith(placeholders));
+        const named = kindsIn(call.texts);
+        if (named !== '') throw new GatewayError('pii_detected', `The tool call's arguments contain personal data (${named}) that this service does not accept. Remove it and call the tool again.`);
+      },
+      ...(output !== undefined && { toolResultRules: () => output }),
     };
   },
 };

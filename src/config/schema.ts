@@ -236,6 +236,8 @@ export const mcpSchema = z.strictObject({
   }),
   /** Access tokens from the organisation's issuer, accepted beside the keys (docs/mcp.md#identity). */
   oauth: mcpOAuthSchema(mcpAccessSchema).optional(),
+  /** The most of one message answering a tool call that the gateway holds (to check it); larger is answered with an error. */
+  maxResultBytes: sizeLike.pipe(z.number().max(1024 ** 3, 'at most 1gb')).default(16 * 1024 ** 2),
 });
 
 /** Each plugin entry: a name (or a module path) plus the plugin's own settings. */

@@ -11,6 +11,12 @@
 //   onFinish        always, once: success, error or client abort; sees usage and outcome
 //   close           when the config that created the plugin is retired
 //
+// and, for an MCP tool call (docs/mcp.md), the same stages on the call:
+//
+//   onToolCall       before the call reaches its server: refuse by throwing, or rewrite its arguments
+//   toolResultRules  the rules the result's text is checked against (the output rules of a tool call)
+//   onToolResult     the server's result, whole, once the rules have run: observe, replace or refuse it
+//
 // Example (plugins/limits is a complete one; docs/plugins.md shows one with state):
 //   export const plugin: PluginDefinition<{ max: number }> = {
 //     name: 'max-messages', stage: 'validate', schema: z.strictObject({ max: z.number() }),
@@ -30,7 +36,7 @@ import type { AdmissionService } from './admission';
 
 export type { FieldPoint, PriceList, Usage };
 
-export const PHASES = ['onRequest', 'outputRules', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish', 'close'] as const;
+export const PHASES = ['onRequest', 'outputRules', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish', 'close', 'onToolCall', 'toolResultRules', 'onToolResult'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface Timings {
@@ -164,6 +170,45 @@ export interface OutputRules {
 }
 
 /**
+ * One MCP tools/call, as its hooks see it: who calls which tool of which
+ * server, with what. Made per call (a batch's calls each get their own, and
+ * each plugin's `state()` a fresh state per call).
+ */
+export interface ToolCallContext {
+  /** The request's id (x-request-id): the one the access line names. */
+  readonly id: string;
+  readonly principal: Principal;
+  /** The configured server's name. */
+  readonly server: string;
+  /** The tool's name, as the server knows it. */
+  readonly tool: string;
+  /** params.arguments as the server will receive them ({} when the call gives none). Read-only: rewrite through rewriteArguments. */
+  readonly arguments: Readonly<Record<string, unknown>>;
+  /** Every string of the arguments, keys and values, in order: what a filter matches. */
+  readonly texts: readonly string[];
+  /**
+   * Rewrites every string of the arguments (keys too) through `fn`; true when
+   * one changed. What it changes is what the server receives and what later
+   * hooks read (`arguments`, `texts`). Numbers, booleans and the structure stay.
+   */
+  rewriteArguments(fn: (text: string) => string): boolean;
+  /** Aborted once the client's request has closed. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * A tool's result (the specification's CallToolResult): content blocks
+ * (text, image, audio, resource links, embedded resources), optional
+ * structured content, and whether the tool failed.
+ */
+export interface ToolResult {
+  content: Array<Record<string, unknown>>;
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  readonly [field: string]: unknown;
+}
+
+/**
  * The hooks a plugin returns, all optional. `State` is the plugin's own
  * per-request state: `state()` makes a fresh one for each request, and every
  * hook of that request gets the same one as its last argument.
@@ -178,6 +223,10 @@ export interface OutputRules {
  *   onResponseBody  a JSON answer: return a replacement object, or undefined to keep it (synchronously)
  *   (onEvent, onStreamEnd and onResponseBody never run on pass-through routes: their answers pass as bytes)
  *   onFinish        nothing of the response: it has been sent; observe usage and outcome
+ *   onToolCall      refuse the call by throwing a GatewayError (the client gets a JSON-RPC error with its
+ *                   message, the server nothing); rewrite the arguments through call.rewriteArguments
+ *   toolResultRules nothing: returns the rules every text of the result must pass (synchronously), or undefined
+ *   onToolResult    the result: return a replacement, or undefined to keep it; throw a GatewayError to refuse it
  */
 export interface PluginHooks<State = undefined> {
   state?(): State;
@@ -189,6 +238,9 @@ export interface PluginHooks<State = undefined> {
   onResponseBody?(ctx: RequestContext, body: Record<string, unknown>, state: State): Record<string, unknown> | undefined;
   onFinish?(ctx: RequestContext, outcome: Outcome, state: State): Awaitable<void>;
   close?(): Awaitable<void>;
+  onToolCall?(call: ToolCallContext, state: State): Awaitable<void>;
+  toolResultRules?(call: ToolCallContext, state: State): OutputRules | undefined;
+  onToolResult?(call: ToolCallContext, result: ToolResult, state: State): Awaitable<ToolResult | undefined>;
 }
 
 /**

@@ -75,3 +75,33 @@ export const notProcessed = (id: JsonRpcId) =>
 /** The answer to a tools/call of a tool the key may not call: the tools specification's unknown-tool error. */
 export const unknownTool = (id: JsonRpcId, name: string | undefined) =>
   ({ jsonrpc: '2.0', id, error: { code: -32602, message: `Unknown tool: ${(name ?? '').slice(0, 200)}` } });
+
+/**
+ * The answer to a tool call a plugin refused (its GatewayError's message,
+ * which says what to change and nothing of the rule, and its reason in
+ * `data`): the arguments refused (a 4xx but 429) are invalid params, -32602,
+ * as JSON-RPC 2.0 names a method's parameters it will not take; anything else
+ * (a limit, a result refused) is -32000, a server error.
+ */
+export const toolRefused = (id: JsonRpcId, refusal: { status: number; reason: string; message: string }, stage: 'call' | 'result') => ({
+  jsonrpc: '2.0', id,
+  error: { code: stage === 'call' && refusal.status < 500 && refusal.status !== 429 ? -32602 : -32000, message: refusal.message, data: { reason: refusal.reason } },
+});
+
+/** The gateway's own answers to a tool call it could not pass on as it was. */
+export type CallFailure = 'arguments_invalid' | 'too_deep' | 'too_large' | 'result_too_deep' | 'resumed' | 'check_failed';
+
+const MIB = 1024 * 1024;
+
+export function callFailure(id: JsonRpcId | null, failure: CallFailure, limitBytes = 0) {
+  const size = limitBytes >= MIB ? `${Math.round((limitBytes / MIB) * 10) / 10} MiB` : `${limitBytes} bytes`;
+  const [code, message] = {
+    arguments_invalid: [-32602, 'params.arguments must be an object (the tool\'s arguments by name).'],
+    too_deep: [-32602, 'The tool call\'s arguments nest too deeply (more than 64 levels): flatten them.'],
+    too_large: [-32000, `The tool's result is larger than the gateway accepts (${size}). Ask the tool for less: a narrower query or one page of results.`],
+    result_too_deep: [-32000, 'The tool\'s result nests too deeply for the gateway to check (more than 64 levels).'],
+    resumed: [-32000, 'A tool result replayed on a resumed stream cannot be checked by the gateway: call the tool again.'],
+    check_failed: [-32603, 'The gateway could not check this tool call. Try again later; if it keeps failing, tell the gateway operator and quote the x-request-id header.'],
+  }[failure] as [number, string];
+  return { jsonrpc: '2.0', id, error: { code, message } };
+}

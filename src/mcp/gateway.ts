@@ -1,5 +1,7 @@
-// /mcp/<server>: one Streamable HTTP MCP server per path, under the gateway's
-// keys and each key's MCP lists. In order: the key (a 401 as on every route),
+// /mcp/<server>: one MCP server per path (relayed over HTTP, or a stdio
+// program the gateway starts), and /mcp, every Streamable HTTP server a key
+// may use behind one endpoint (federation/), under the gateway's keys (or an
+// organisation's access tokens) and each key's MCP lists. In order: the key (a 401 as on every route),
 // the server (one the key may not use is as absent as one not configured:
 // 404), the POST body (JSON-RPC, at most server.bodyLimit) and its tool calls
 // (one the key may not make is answered here as an unknown tool; one over the
@@ -23,14 +25,16 @@ import { retryAfterSeconds } from '../admission/refusals';
 import { requestIdOf } from '../pipeline/context';
 import { AccessTable, type McpAccess } from './access';
 import { admitCalls } from './admit-calls';
-import { limitedCall, notProcessed, sendFailure, UNAVAILABLE_RETRY_MS, uncheckedCall, unknownTool, type McpFailure } from './errors';
+import { notProcessed, sendFailure, unknownTool, type McpFailure } from './errors';
 import { McpLimits } from './limits';
-import { isRefusedCall, listRequestIds, methodLabel, readPost, type JsonRpcId, type McpMessage, type McpPost } from './messages';
+import { isRefusedCall, listRequestIds, readPost, type McpMessage, type McpPost } from './messages';
 import { mcpCounter, type McpCounter, type McpOutcome } from './metrics';
 import { readMcpBody } from './body';
+import { closedSignal, FEDERATED, McpExchange, OUTCOME, sendAnswer } from './exchange';
 import { McpServerRelay, type McpRelay, type RelayEnd } from './relay';
 import { McpStdioRelay } from './stdio-relay';
-import { Federation, type FederatedNote, type LimitRefusal } from './federation/federation';
+import { Federation } from './federation/federation';
+import { serveFederated, type FederatedDeps } from './federation/entry';
 import { MemorySessionStore, RedisSessionStore } from './federation/sessions';
 import { HEADER_MISMATCH, sendError } from './federation/answers';
 import { headerMismatch } from './modern';
@@ -38,6 +42,9 @@ import { bindingOf } from './session-binding';
 import { packageVersion } from '../plumbing/version';
 import { ToolCalls, toolCallsOf, type ToolCall } from './tool-calls';
 import { mcpIdentity, type McpIdentity } from './oauth/identity';
+import type { Pipeline } from '../pipeline/pipeline';
+import { guardCalls, guardResumed } from './call-guard';
+import type { CallRelay } from './result-hold';
 
 export interface McpDeps {
   logger: Logger;
@@ -50,40 +57,12 @@ export interface McpDeps {
   /** The Redis connection, when the config names redis (the federated endpoint's sessions live there too), and its health notes. */
   redis?: RedisClient;
   storeHealth?: StoreHealthNotes;
+  /** The config's plugin chain: its tool hooks guard every tool call (docs/plugins.md). */
+  pipeline?: Pipeline;
 }
 
-/** What one MCP request did, for its access line and its count: written here, read when the response closes. */
-/** The server label of a request at the federated /mcp that no one server answered (a server is never named so). */
-const FEDERATED = '*';
-
-class McpExchange {
-  readonly started = performance.now();
-  principal?: Principal;
-  post?: McpPost;
-  /** The tool of a tools/call, when the key may call it (a name it may not call is the client's text: not logged). */
-  tool?: string;
-  outcome: McpOutcome = 'ok';
-  /** Settled once the serving has ended, however it ended. */
-  served: Promise<void> = Promise.resolve();
-  /** The POST's tools/call requests: each leaves a usage record, a count, a span and an audit line. */
-  calls: ToolCall[] = [];
-  bytesIn = 0;
-  bytesOut = 0;
-
-  constructor(readonly id: string, public server: string | undefined, private readonly httpMethod: string | undefined, readonly headers: IncomingMessage['headers']) {}
-
-  /** The metrics label: the message's method; a GET (the server's own stream) or a DELETE (the session's end) says which it is. */
-  method(): string {
-    if (this.post !== undefined) return methodLabel(this.post);
-    return this.httpMethod === 'GET' ? 'stream' : this.httpMethod === 'DELETE' ? 'session_end' : 'other';
-  }
-}
-
-const OUTCOME: Record<McpFailure, McpOutcome> = {
-  not_found: 'not_found', parse: 'invalid', invalid: 'invalid', too_large: 'too_large', unsupported_media_type: 'invalid',
-  timeout: 'timeout', unreachable: 'unreachable', server_error: 'server_error',
-  no_session: 'invalid', unknown_session: 'not_found', busy: 'busy',
-};
+/** The most of a tool call's answer held when the config names no mcp.maxResultBytes. */
+const DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024;
 
 export class McpGateway {
   private readonly servers = new Map<string, McpRelay>();
@@ -93,6 +72,8 @@ export class McpGateway {
   private readonly toolCalls: ToolCalls;
   private readonly bodyLimit: number;
   private readonly federation: Federation;
+  private readonly maxResultBytes: number;
+  private readonly federated: FederatedDeps;
   /** Who is calling: a key, or with mcp.oauth an access token; its metadata, served on the public listener. */
   readonly identity: McpIdentity;
 
@@ -112,6 +93,11 @@ export class McpGateway {
     const relayed = new Map([...this.servers].flatMap(([name, relay]) => (relay instanceof McpServerRelay ? [[name, relay] as const] : [])));
     this.federation = new Federation(relayed, store, deps.logger, { name: 'sluice', version: packageVersion() });
     this.identity = mcpIdentity(config.mcp?.oauth, config.orgs);
+    this.maxResultBytes = config.mcp?.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+    this.federated = {
+      federation: this.federation, limits: this.limits, pipeline: deps.pipeline, bodyLimit: this.bodyLimit, maxResultBytes: this.maxResultBytes,
+      failWith: (exchange, res, failure) => this.failWith(exchange, res, failure),
+    };
   }
 
   /**
@@ -156,49 +142,8 @@ export class McpGateway {
     exchange.served = caller instanceof Promise ? caller.then(go, (err: unknown) => this.refuseCaller(exchange, err, fail)) : go(caller);
   }
 
-  private async serveFederated(exchange: McpExchange, req: IncomingMessage, res: ServerResponse, access: McpAccess): Promise<void> {
-    const owner = exchange.principal!.id;
-    if (req.method === 'GET') {
-      // No stream of the gateway's own: the transport lets a server say so with a 405.
-      exchange.outcome = 'rejected';
-      res.setHeader('allow', 'POST, DELETE');
-      return sendError(res, 405, null, -32000, 'Method not allowed: the federated endpoint offers no GET stream; send each message as a POST.');
-    }
-    if (req.method === 'DELETE') return this.federation.end(req, res, owner);
-    const read = await readMcpBody(req, this.bodyLimit);
-    if (typeof read === 'string') return this.failWith(exchange, res, read);
-    if (read === undefined) return void (exchange.outcome = 'client_closed');
-    const post = readPost(read.json);
-    if (post === undefined) return this.failWith(exchange, res, 'invalid');
-    exchange.post = post;
-    if (post.batch) {
-      exchange.outcome = 'invalid';
-      return sendError(res, 400, null, -32600, 'Send one JSON-RPC message per request: the federated endpoint speaks 2025-06-18 and later, which have no batches.');
-    }
-    const note: FederatedNote = {};
-    exchange.bytesIn = read.bytes.length;
-    const principal = exchange.principal!;
-    const admit = async (server: string, tool: string, id: JsonRpcId): Promise<LimitRefusal | undefined> => {
-      const a = await this.limits.admitToolCall(principal, server, tool);
-      if (a.verdict === 'admitted') return undefined;
-      return a.verdict === 'limited'
-        ? { outcome: 'limited', answer: limitedCall(id, a.retryAfterMs), retryAfterSeconds: retryAfterSeconds(a.retryAfterMs) }
-        : { outcome: 'limiter_unavailable', answer: uncheckedCall(id), retryAfterSeconds: retryAfterSeconds(UNAVAILABLE_RETRY_MS) };
-    };
-    await this.federation.post({ req, res, owner, access, message: read.json as Record<string, unknown>, bytes: read.bytes, note, admit });
-    exchange.server = note.server ?? FEDERATED;
-    exchange.tool = note.tool;
-    exchange.bytesOut = note.bytes ?? Number(res.getHeader('content-length') ?? 0);
-    // A tool call leaves its record under the server it went to and its own name; a refused one under "*" and the name sent.
-    const call = post.messages[0];
-    if (call.method === 'tools/call' && call.id !== undefined) {
-      exchange.calls = [{ id: call.id, tool: note.tool ?? call.tool, allowed: note.tool !== undefined, traceparent: call.traceparent }];
-    }
-    if (note.failure !== undefined) return this.failWith(exchange, res, note.failure);
-    if (note.refused === true) exchange.outcome = 'refused';
-    else if (note.limited !== undefined) exchange.outcome = note.limited;
-    else if (note.status !== undefined) exchange.outcome = note.status === 499 ? 'client_closed' : note.status < 400 ? 'ok' : 'rejected';
-    else exchange.outcome = res.statusCode < 400 ? 'ok' : 'rejected';
+  private serveFederated(exchange: McpExchange, req: IncomingMessage, res: ServerResponse, access: McpAccess): Promise<void> {
+    return serveFederated(this.federated, exchange, req, res, access);
   }
 
   /** Serves one request at /mcp/`name`; `fail` gets a refused caller (the error middleware's 401, or an access token's 403 or 503). */
@@ -251,21 +196,36 @@ export class McpGateway {
       if (post.messages.some((m) => isRefusedCall(m, name, access))) {
         return this.answerWhole(exchange, res, post, 'refused', (m) => (isRefusedCall(m, name, access) ? unknownTool(m.id!, m.tool) : undefined));
       }
-      const admitted = await admitCalls(this.limits, exchange.principal!, name, post);
-      if (!admitted.admitted) return this.answerWhole(exchange, res, post, admitted.outcome, admitted.answerOf, admitted.retryAfterMs);
+    }
+    const ids = exchange.post === undefined ? undefined : listRequestIds(exchange.post);
+    const filter = ids === undefined ? undefined : { ids, allowed: (tool: string) => access.tool(name, tool) };
+    let calls: CallRelay | undefined;
+    if (exchange.post?.messages.some((m) => m.method === 'tools/call')) {
+      // The plugins' tool hooks: arguments checked (and rewritten) before anything is counted or sent on.
+      const signal = closedSignal(res);
+      const who = { requestId: exchange.id, principal: exchange.principal!, server: name, signal };
+      const guard = await guardCalls(this.deps.pipeline, who, json, exchange.post, this.maxResultBytes, ids!.size > 0 ? filter : undefined);
+      // The client left while a hook ran: nothing is sent on.
+      if (signal.aborted) return void (exchange.outcome = 'client_closed');
+      if ('failure' in guard) return this.failWith(exchange, res, guard.failure);
+      if ('answer' in guard) return sendAnswer(exchange, res, guard.answer, 'refused');
+      body = guard.body ?? body;
+      calls = guard.relay;
+      const admitted = await admitCalls(this.limits, exchange.principal!, name, exchange.post);
+      if (!admitted.admitted) return this.answerWhole(exchange, res, exchange.post, admitted.outcome, admitted.answerOf, admitted.retryAfterMs);
       // The client left while its calls were counted: they are not made, and their counts go back.
       if (res.destroyed) {
         admitted.undo();
         return void (exchange.outcome = 'client_closed');
       }
+    } else if (req.method === 'GET') {
+      calls = guardResumed(this.deps.pipeline, this.maxResultBytes);
     }
-    const ids = exchange.post === undefined ? undefined : listRequestIds(exchange.post);
-    const filter = ids === undefined ? undefined : { ids, allowed: (tool: string) => access.tool(name, tool) };
-    const end: RelayEnd = await relay.relay(req, res, body, filter, { key: exchange.principal!.id, json }, undefined, relay instanceof McpServerRelay ? binding : undefined);
+    const end: RelayEnd = await relay.relay(req, res, body, filter, { key: exchange.principal!.id, json }, undefined, relay instanceof McpServerRelay ? binding : undefined, calls);
     exchange.bytesOut = end.bytes ?? 0;
     if ('failure' in end) return this.failWith(exchange, res, end.failure);
     if (!('status' in end)) return this.failWith(exchange, res, 'server_error');
-    exchange.outcome = end.status === 499 ? 'client_closed' : end.outcome ?? (end.status < 400 ? 'ok' : 'rejected');
+    exchange.outcome = end.status === 499 ? 'client_closed' : calls?.exceeded ? 'too_large' : end.outcome ?? (end.status < 400 ? 'ok' : 'rejected');
   }
 
   /**
@@ -278,14 +238,8 @@ export class McpGateway {
    * their own. A limited call's wait also goes in Retry-After.
    */
   private answerWhole(exchange: McpExchange, res: ServerResponse, post: McpPost, outcome: McpOutcome, answerOf: (m: McpMessage) => object | undefined, retryAfterMs?: number): void {
-    exchange.outcome = outcome;
     const answers = post.messages.filter((m) => m.id !== undefined && m.method !== undefined).map((m) => answerOf(m) ?? notProcessed(m.id!));
-    const text = JSON.stringify(post.batch ? answers : answers[0]);
-    exchange.bytesOut = Buffer.byteLength(text);
-    const head: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': exchange.bytesOut };
-    if (retryAfterMs !== undefined) head['retry-after'] = retryAfterSeconds(retryAfterMs);
-    res.writeHead(200, head);
-    res.end(text);
+    sendAnswer(exchange, res, post.batch ? answers : answers[0], outcome, retryAfterMs === undefined ? undefined : retryAfterSeconds(retryAfterMs));
   }
 
   private failWith(exchange: McpExchange, res: ServerResponse, failure: McpFailure): void {

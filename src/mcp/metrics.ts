@@ -5,7 +5,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 
 /**
  * ok: the server's 2xx or 3xx relayed; rejected: its 4xx or 5xx relayed; refused: a tool call the key may not
- * make; limited: a tool call over a limit; limiter_unavailable: a tool call whose limits could not be checked
+ * make, or a plugin refused; too_large: a body, or a tool's result, past its bound; limited: a tool call over a limit; limiter_unavailable: a tool call whose limits could not be checked
  * (redis.failMode closed); identity_unavailable: an access token that could not be checked (its issuer's keys
  * out of reach); busy: a stdio server at its bound of processes; the rest: the gateway's own answers.
  */

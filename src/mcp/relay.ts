@@ -4,7 +4,8 @@
 // and its body back to the client chunk by chunk as they arrive. A JSON answer
 // to a tools/list request is held (up to MAX_HELD_BYTES) to filter it; an event
 // stream is filtered event by event. timeoutMs bounds the wait for the
-// answer's head; a stream then stays open as long as both ends keep it.
+// answer's head; a stream then stays open as long as both ends keep it. The
+// answer to tool calls holds each message whole, bounded (result-hold.ts).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -12,6 +13,7 @@ import { Pool } from 'undici';
 import type { McpHttpServerConfig } from '../config/schema';
 import { KEEP_ALIVE_MS } from '../proxy/upstream';
 import { EventFilter } from './event-filter';
+import { CallEvents, holdJson, type CallRelay } from './result-hold';
 import { filterToolLists, parseJson, type ToolAllowed } from './list-filter';
 import type { JsonRpcId } from './messages';
 import type { McpFailure } from './errors';
@@ -52,7 +54,7 @@ export interface RelayCaller {
 
 /** A server at /mcp/<name>: relayed over HTTP (McpServerRelay) or started by the gateway (McpStdioRelay). */
 export interface McpRelay {
-  relay(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, filter: ListFilter | undefined, caller: RelayCaller, upstream?: UpstreamSession, binding?: SessionBinding): Promise<RelayEnd>;
+  relay(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, filter: ListFilter | undefined, caller: RelayCaller, upstream?: UpstreamSession, binding?: SessionBinding, calls?: CallRelay): Promise<RelayEnd>;
   close(): Promise<void>;
 }
 
@@ -90,7 +92,7 @@ export class McpServerRelay implements McpRelay {
   }
 
   /** Relays `req` (its body already read, when it has one) and writes the answer to `res`; never throws. */
-  async relay(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, filter: ListFilter | undefined, _caller?: RelayCaller, upstream?: UpstreamSession, binding?: SessionBinding): Promise<RelayEnd> {
+  async relay(req: IncomingMessage, res: ServerResponse, body: Buffer | undefined, filter: ListFilter | undefined, _caller?: RelayCaller, upstream?: UpstreamSession, binding?: SessionBinding, calls?: CallRelay): Promise<RelayEnd> {
     const headers: Record<string, string> = {};
     for (const name of FROM_CLIENT) {
       const value = req.headers[name];
@@ -135,6 +137,15 @@ export class McpServerRelay implements McpRelay {
         res.setHeader(name, binding !== undefined && name === 'mcp-session-id' && typeof value === 'string' ? binding.wrap(value) : value);
       }
       const type = String(answer.headers['content-type'] ?? '');
+      // Any 2xx a client may read a result from: an answer of another type is held as JSON is, never passed unread.
+      const holding = calls !== undefined && status >= 200 && status < 300;
+      if (holding && !EVENT_STREAM.test(type)) {
+        const out = await holdJson(answer.body, answer.headers['content-length'], calls);
+        bytes = Buffer.byteLength(out);
+        res.writeHead(status, { 'content-length': bytes });
+        res.end(out);
+        return { status, bytes };
+      }
       if (filter !== undefined && filter.ids.size > 0 && status === 200 && JSON_TYPE.test(type)) {
         const text = await readText(answer.body, MAX_HELD_BYTES);
         if (text === undefined) return { failure: 'server_error', bytes };
@@ -150,7 +161,12 @@ export class McpServerRelay implements McpRelay {
       res.flushHeaders();
       const filtering = filter !== undefined && filter.ids.size > 0 && EVENT_STREAM.test(type);
       answer.body.once('error', () => { broke = true; });
-      if (filtering) {
+      if (holding && EVENT_STREAM.test(type)) {
+        const events = new CallEvents(calls);
+        events.once('error', () => { broke = true; });
+        events.on('data', count);
+        await pipeline(answer.body, events, res);
+      } else if (filtering) {
         const events = new EventFilter(filter.ids, filter.allowed, MAX_HELD_BYTES);
         events.once('error', () => { broke = true; });
         events.on('data', count);

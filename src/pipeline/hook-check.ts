@@ -4,7 +4,7 @@
 import { PHASES, type PluginHooks } from '../contract/plugin';
 
 /** Hooks that run inside a write to the client (or as it starts): a promise there would be sent as text, or lost. */
-const SYNC_ONLY: readonly string[] = ['outputRules', 'onEvent', 'onResponseHead', 'onStreamEnd', 'onResponseBody'];
+const SYNC_ONLY: readonly string[] = ['outputRules', 'onEvent', 'onResponseHead', 'onStreamEnd', 'onResponseBody', 'toolResultRules'];
 /** Not a hook: the factory of the plugin's per-request state. */
 const STATE = 'state';
 const LOOKS_LIKE_A_HOOK = /^on[A-Z]/;

@@ -21,6 +21,10 @@ export interface Pipeline {
   readonly onResponseBody: ReadonlyArray<Hook<'onResponseBody'>>;
   readonly onFinish: ReadonlyArray<Hook<'onFinish'>>;
   readonly close: ReadonlyArray<Hook<'close'>>;
+  /** An MCP tool call's hooks (tool-runner.ts). */
+  readonly onToolCall: ReadonlyArray<Hook<'onToolCall'>>;
+  readonly toolResultRules: ReadonlyArray<Hook<'toolResultRules'>>;
+  readonly onToolResult: ReadonlyArray<Hook<'onToolResult'>>;
   /** Per slot, the factory of that plugin's per-request state (undefined: no state). */
   readonly states: ReadonlyArray<(() => unknown) | undefined>;
   /** Where hook failures are logged, with the plugin's name and the request id. */
@@ -29,7 +33,7 @@ export interface Pipeline {
   readonly outputCounter?: OutputCounter;
 }
 
-const PHASE_LISTS = ['onRequest', 'outputRules', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish', 'close'] as const;
+const PHASE_LISTS = ['onRequest', 'outputRules', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish', 'close', 'onToolCall', 'toolResultRules', 'onToolResult'] as const;
 
 /**
  * A step of the core's own among the request hooks: it runs after every
@@ -71,7 +75,7 @@ export async function createPipeline(resolved: Array<{ def: PluginDefinition; se
   }
   checks ??= lists.onRequest.length;
   if (core !== undefined) lists.onRequest.push(coreHook(core));
-  const counter = lists.outputRules.length > 0 && env.services.metrics !== undefined ? outputCounter(env.services.metrics) : undefined;
+  const counter = lists.outputRules.length + lists.toolResultRules.length > 0 && env.services.metrics !== undefined ? outputCounter(env.services.metrics) : undefined;
   return { ...(lists as unknown as Omit<Pipeline, 'names' | 'states' | 'logger' | 'checks'>), checks, names, states, logger: env.logger, outputCounter: counter };
 }
 

@@ -19,6 +19,7 @@ const TOKEN = `fed-upstream-${Math.random().toString(36).slice(2)}`;
 const fed = makeKey('fed', { mcp: { servers: ['files', 'json'], tools: ['files/add', 'files/count', 'files/wait', 'json/add'] } });
 const other = makeKey('other', { mcp: { servers: ['json'], tools: ['json/*'] } });
 const none = makeKey('none');
+const guarded = makeKey('guarded', { mcp: { servers: ['files'], tools: ['files/echo', 'files/blocks'] } });
 const capped = makeKey('capped', { mcp: { servers: ['files'], tools: ['files/add'], limits: { 'files/add': { requests: 2, windowSeconds: 60 } } } });
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
@@ -48,7 +49,11 @@ describe('MCP federation at /mcp', () => {
     files = await startMcpServer({ slowMs: 300 });
     json = await startMcpServer({ json: true });
     const config = {
-      keys: [fed.entry, other.entry, none.entry, capped.entry],
+      keys: [fed.entry, other.entry, none.entry, capped.entry, guarded.entry],
+      plugins: [
+        { name: 'content-filter', terms: ['forbidden plan'], output: { terms: ['project bluebird'], action: 'mask', mask: '[held]' } },
+        { name: 'pii', input: 'redact' },
+      ],
       redis: { url: sharedRedisUrl(), prefix: uniquePrefix() },
       mcp: { servers: { files: { url: files.url, headers: { Authorization: `Bearer ${TOKEN}` } }, json: { url: json.url } } },
     };
@@ -111,6 +116,20 @@ describe('MCP federation at /mcp', () => {
     expect(missing).toBeInstanceOf(McpError);
     const unknownPrompt = await client.getPrompt({ name: 'nosuch__greet', arguments: { name: 'x' } }).catch((e: unknown) => e);
     expect((unknownPrompt as McpError).code).toBe(-32602);
+    await client.close();
+  });
+
+  it('runs the plugins\' tool hooks on a call through /mcp: PII redacted before the server, a refused term never sent, a result\'s term masked', async () => {
+    const { client } = await connect(b.url, guarded.key);
+    await client.callTool({ name: 'files__echo', arguments: { args: { to: 'ada@example.com' } } });
+    expect(JSON.stringify(files.echoed.at(-1))).not.toContain('ada@example.com');
+    const before = files.echoed.length;
+    const refused = await client.callTool({ name: 'files__echo', arguments: { args: { q: 'the forbidden plan' } } }).catch((e: unknown) => e);
+    expect((refused as McpError).code).toBe(-32602);
+    expect(files.echoed.length).toBe(before);
+    const masked = await client.callTool({ name: 'files__blocks', arguments: { texts: ['about project blue', 'bird, later'] } });
+    expect(JSON.stringify(masked.content)).not.toMatch(/bluebird|blue.*bird/);
+    expect(JSON.stringify(masked.content)).toContain('[held]');
     await client.close();
   });
 

@@ -20,7 +20,7 @@ import { bearer, call, type JsonResponse } from '../support/http';
 import { expectError } from '../support/errors';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { connectClient } from '../support/mcp-stack';
-import { sha256, startMcpServer, type TestMcpServer } from '../support/mcp-server';
+import { sha256, startMcpServer, TEST_TOOLS, type TestMcpServer } from '../support/mcp-server';
 import { freePort } from '../support/net';
 import { CLIENT, startIssuer, tampered, type TestIssuer } from '../support/oauth-issuer';
 import { until } from '../support/wait';
@@ -99,7 +99,7 @@ describe('MCP identity: access tokens from the organisation\'s issuer', () => {
   it('gives a token the union of its mapped scopes instead of its org\'s lists, and answers a scope short of a server with 403 insufficient_scope naming the scopes', async () => {
     const scoped = await token({ scope: 'mcp:json openid unmapped' });
     const { client } = await connectClient(base, 'json', scoped);
-    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['add', 'count', 'delete_repo', 'headers', 'slow', 'wait']);
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual([...TEST_TOOLS].sort());
     await client.close();
 
     const short = await post('/mcp/files', bearer(scoped));
@@ -116,7 +116,7 @@ describe('MCP identity: access tokens from the organisation\'s issuer', () => {
     // An org the config does not hold grants nothing; a scope still does.
     const stranger = await token({ org: 'someone-else', scope: 'mcp:files' });
     const { client: viaScope } = await connectClient(base, 'files', stranger);
-    expect((await viaScope.listTools()).tools).toHaveLength(6);
+    expect((await viaScope.listTools()).tools).toHaveLength(TEST_TOOLS.length);
     await viaScope.close();
   });
 
@@ -243,7 +243,7 @@ describe('MCP identity: access tokens from the organisation\'s issuer', () => {
     const client = new Client({ name: 'oauth-robot', version: '1.0.0' });
     await client.connect(transport);
     expect(issuer.grants.slice(grants)).toEqual([{ resource: `${resource}/files`, scope: 'mcp:files' }]);
-    expect((await client.listTools()).tools).toHaveLength(6);
+    expect((await client.listTools()).tools).toHaveLength(TEST_TOOLS.length);
     expect((await client.callTool({ name: 'add', arguments: { a: 1, b: 1 } })).content).toEqual([{ type: 'text', text: '2' }]);
     await client.close();
   });

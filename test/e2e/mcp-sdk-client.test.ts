@@ -10,7 +10,7 @@ import pino from 'pino';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { connectClient } from '../support/mcp-stack';
-import { startMcpServer, type TestMcpServer } from '../support/mcp-server';
+import { startMcpServer, TEST_TOOLS, type TestMcpServer } from '../support/mcp-server';
 import { parseExposition, scrape, series } from '../support/metrics';
 import { until } from '../support/wait';
 
@@ -37,7 +37,7 @@ describe('MCP: the SDK client through /mcp/<server>', () => {
   it('lists the tools and receives a running tool\'s progress before its answer', async () => {
     const { client } = await connectClient(gw.url, 'files', agent.key);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['add', 'count', 'delete_repo', 'headers', 'slow', 'wait']);
+    expect(tools.map((t) => t.name).sort()).toEqual([...TEST_TOOLS].sort());
 
     const progress: number[] = [];
     let answered = false;

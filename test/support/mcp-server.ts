@@ -6,7 +6,10 @@
 // received and the names of the headers, so a test proves which credential
 // arrived without the credential ever reaching the client); wait (a progress
 // notification, then nothing until the test calls release() or the client
-// cancels: each cancellation that reached the server is kept in `cancelled`).
+// cancels: each cancellation that reached the server is kept in `cancelled`);
+// echo (its arguments back as text, each call's arguments kept in `echoed`, so
+// a test reads what reached the server); blocks (each of `texts` as a text
+// block, and `structured` as structured content, for the tool-result guards).
 // Each tool call the server runs is noted by name (toolCalls).
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -30,8 +33,13 @@ export interface TestMcpServer {
   release(): void;
   /** The name of each tool call the server ran, in the order they came. */
   toolCalls: string[];
+  /** The arguments of each call of `echo`, as the server received them. */
+  echoed: Array<Record<string, unknown>>;
   close(): Promise<void>;
 }
+
+/** Every tool the test server offers: a key allowed them all (`<server>/*`) lists exactly these. */
+export const TEST_TOOLS = ['add', 'delete_repo', 'count', 'slow', 'wait', 'headers', 'echo', 'blocks'] as const;
 
 export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
@@ -44,7 +52,7 @@ interface Waits {
   cancelled: TestMcpServer['cancelled'];
 }
 
-function mcpServer(slowMs: number, waits: Waits, toolCalls: string[], label: string): McpServer {
+function mcpServer(slowMs: number, waits: Waits, toolCalls: string[], echoed: Array<Record<string, unknown>>, label: string): McpServer {
   const server = new McpServer({ name: 'sluice-test', version: '1.0.0' });
   // Every tool notes its call first: what reached the server, counted by the server.
   server.registerTool('add', { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => (toolCalls.push('add'), text(String(a + b))));
@@ -86,6 +94,13 @@ function mcpServer(slowMs: number, waits: Waits, toolCalls: string[], label: str
     const auth = headers.authorization;
     return text(JSON.stringify({ authorization: typeof auth === 'string' ? sha256(auth) : null, names: Object.keys(headers).sort() }));
   });
+  server.registerTool('echo', { description: 'Its arguments back.', inputSchema: { args: z.unknown() } }, async (args) => {
+    toolCalls.push('echo');
+    echoed.push(args);
+    return text(JSON.stringify(args));
+  });
+  server.registerTool('blocks', { description: 'Text blocks, and structured content.', inputSchema: { texts: z.array(z.string()), structured: z.record(z.string(), z.unknown()).optional() } },
+    async ({ texts, structured }) => ({ content: texts.map((t) => ({ type: 'text' as const, text: t })), ...(structured !== undefined && { structuredContent: structured }) }));
   // A prompt and a resource, each saying which server answered (`label`), for the federated lists.
   server.registerPrompt('greet', { description: 'A greeting.', argsSchema: { name: z.string() } }, ({ name }) => ({
     messages: [{ role: 'user', content: { type: 'text', text: `Hello ${name}, from ${label}.` } }],
@@ -102,6 +117,7 @@ export async function startMcpServer(opts: { json?: boolean; slowMs?: number } =
   const requests: TestMcpServer['requests'] = [];
   const waits: Waits = { open: new Set(), cancelled: [] };
   const toolCalls: string[] = [];
+  const echoed: TestMcpServer['echoed'] = [];
   const http: Server = createServer((req, res) => {
     requests.push({ method: req.method, headers: req.headers });
     const id = req.headers['mcp-session-id'];
@@ -118,7 +134,7 @@ export async function startMcpServer(opts: { json?: boolean; slowMs?: number } =
       onsessioninitialized: (sid) => { sessions.set(sid, transport); },
       onsessionclosed: (sid) => { sessions.delete(sid); closedSessions.push(sid); },
     });
-    void mcpServer(opts.slowMs ?? 800, waits, toolCalls, opts.json ? 'json' : 'events').connect(transport).then(() => transport.handleRequest(req, res));
+    void mcpServer(opts.slowMs ?? 800, waits, toolCalls, echoed, opts.json ? 'json' : 'events').connect(transport).then(() => transport.handleRequest(req, res));
   });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const { port } = http.address() as AddressInfo;
@@ -130,6 +146,7 @@ export async function startMcpServer(opts: { json?: boolean; slowMs?: number } =
     cancelled: waits.cancelled,
     waiting: () => waits.open.size,
     release: () => { for (const open of waits.open) open(); waits.open.clear(); },
+    echoed,
     toolCalls,
     close: async () => {
       await Promise.allSettled([...sessions.values()].map((t) => t.close()));

@@ -15,6 +15,8 @@ import { unknownTool, type McpFailure } from '../errors';
 import type { JsonRpcId } from '../messages';
 import { isModern, statedVersion } from '../modern';
 import type { McpServerRelay } from '../relay';
+import type { Guarded } from '../call-guard';
+import type { CallRelay } from '../result-hold';
 import { accepted, sendJson, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, SERVER_ERROR, SESSION_NOT_FOUND, sendError, sendResult, UNSUPPORTED_VERSION } from './answers';
 import { LISTS, mergedPage } from './lists';
 import { decodeCursor, encodeCursor, prefixed, splitName } from './names';
@@ -34,6 +36,8 @@ export interface FederatedNote {
   refused?: boolean;
   /** A tool call over one of the key's limits, or whose limits could not be checked. */
   limited?: 'limited' | 'limiter_unavailable';
+  /** A tool's answer past mcp.maxResultBytes, answered with an error in its place. */
+  exceeded?: boolean;
   /** The status of a relayed answer (499: the client left), and the body's bytes the client was sent. */
   status?: number;
   bytes?: number;
@@ -49,6 +53,8 @@ export interface FederatedRequest {
   note: FederatedNote;
   /** A tool call against the key's limits: undefined when admitted, else what to answer and when to try again. */
   admit(server: string, tool: string, id: JsonRpcId): Promise<LimitRefusal | undefined>;
+  /** A tool call (as its server will get it) under the plugins' tool hooks: refused, or how to send it and hold its answer. */
+  guard(server: string, message: Record<string, unknown>): Promise<Guarded>;
 }
 
 export interface LimitRefusal {
@@ -216,21 +222,33 @@ export class Federation {
       return sendError(r.res, 200, id, INVALID_PARAMS, `Unknown prompt: ${(name ?? '').slice(0, 200)}`);
     }
     r.note.server = target.server;
+    const sent = { ...r.message, params: { ...params, name: target.name } };
+    let body: Buffer = Buffer.from(JSON.stringify(sent));
+    let calls: CallRelay | undefined;
     if (method === 'tools/call') {
       r.note.tool = target.name;
+      // The plugins' tool hooks first (a refused call counts nothing), then the key's limits.
+      const guarded = await r.guard(target.server, sent);
+      if ('failure' in guarded) return sendError(r.res, 400, id, INVALID_REQUEST, 'The tool call cannot be checked: give it an object of arguments.');
+      if ('answer' in guarded) {
+        r.note.refused = true;
+        return sendJson(r.res, 200, guarded.answer);
+      }
+      body = guarded.body ?? body;
+      calls = guarded.relay;
       const refusal = await r.admit(target.server, target.name, id);
       if (refusal !== undefined) {
         r.note.limited = refusal.outcome;
         return sendJson(r.res, 200, refusal.answer, { 'retry-after': String(refusal.retryAfterSeconds) });
       }
     }
-    const body = Buffer.from(JSON.stringify({ ...r.message, params: { ...params, name: target.name } }));
     const relay = this.servers.get(target.server)!;
     for (let attempt = 0; attempt < 2; attempt++) {
       const upstream = await this.upstream(session, target.server);
       if (typeof upstream === 'string') return void (r.note.failure = upstream);
-      const relayed = await relay.relay(r.req, r.res, body, undefined, undefined, upstream);
+      const relayed = await relay.relay(r.req, r.res, body, undefined, undefined, upstream, undefined, calls);
       r.note.bytes = relayed.bytes;
+      r.note.exceeded = calls?.exceeded;
       if ('status' in relayed) return void (r.note.status = relayed.status);
       if ('failure' in relayed) return void (r.note.failure = relayed.failure);
       await this.forget(session, target.server);
