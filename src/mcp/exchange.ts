@@ -43,11 +43,14 @@ export const OUTCOME: Record<McpFailure, McpOutcome> = {
   no_session: 'invalid', unknown_session: 'not_found', busy: 'busy',
 };
 
+// One reason for every closed response: abort() without one builds a DOMException each time (measured: 3 % of a tool call's CPU).
+const CLOSED = new Error('the response has closed');
+
 /** Aborted once the response has closed: a tool hook that waits stops waiting for a client that left. */
 export function closedSignal(res: ServerResponse): AbortSignal {
   const abort = new AbortController();
-  if (res.closed) abort.abort();
-  else res.once('close', () => abort.abort());
+  if (res.closed) abort.abort(CLOSED);
+  else res.once('close', () => abort.abort(CLOSED));
   return abort.signal;
 }
 

@@ -9,6 +9,9 @@ import { spawnGateway, type GatewayProcess } from '../support/process';
 const agent = makeKey('agent', { mcp: { servers: ['tools'], tools: ['tools/*'] } });
 const textOf = (result: unknown): string => (result as { content: Array<{ text: string }> }).content[0].text;
 
+// Processes to start and stop, a drain of 2 s and a grace before SIGKILL: more than the default 20 s on a loaded machine.
+jest.setTimeout(60_000);
+
 describe('stdio MCP servers and the gateway process', () => {
   let gw: GatewayProcess | undefined;
   afterAll(() => { gw?.kill(); });
