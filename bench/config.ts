@@ -21,18 +21,20 @@ const PATTERNS = Array.from({ length: 10 }, (_, i) => `\\bsecret-${i}-[a-z]{4,}\
  * too large to trip: every request reserves and settles dollars too;
  * `unpriced`: no pricing and no spend section, the config a tree from before
  * prices existed accepts (the baselines run it, and the gateway beside them);
- * `mcpUrl`: an MCP server at /mcp/tools (and on /mcp), which the key may use whole.
+ * `mcpUrl`: an MCP server at /mcp/tools (and on /mcp), which the key may use whole;
+ * `noPlugins`: the core alone (auth, routing, the relay, the access log), no plugin chain.
  */
-export function benchConfig(backendPort: number, workers = 1, { traces, output = false, spend = true, dollars = false, unpriced = false, mcpUrl }: { traces?: Record<string, unknown>; output?: boolean; spend?: boolean; dollars?: boolean; unpriced?: boolean; mcpUrl?: string } = {}): string {
+export function benchConfig(backendPort: number, workers = 1, { traces, output = false, spend = true, dollars = false, unpriced = false, mcpUrl, noPlugins = false }: { traces?: Record<string, unknown>; output?: boolean; spend?: boolean; dollars?: boolean; unpriced?: boolean; mcpUrl?: string; noPlugins?: boolean } = {}): string {
   const digest = createHash('sha256').update(BENCH_KEY).digest('hex');
   return JSON.stringify({
     server: { host: '127.0.0.1', port: 0, workers, metrics: { port: 0 } },
     keys: [{ id: 'bench', sha256: digest, org: 'bench', ...(mcpUrl && { mcp: { servers: ['tools'], tools: ['tools/*'] } }) }],
     ...(mcpUrl && { mcp: { servers: { tools: { url: mcpUrl } } } }),
-    orgs: { bench: { limits: { requests: 1_000_000_000, tokens: 1_000_000_000_000, windowSeconds: 60, ...(dollars && { dollars: 1_000_000, dollarWindow: 'month' }) } } },
+    // The org's budgets are the rate-limit plugin's fields: without the chain, the org has none.
+    orgs: { bench: noPlugins ? {} : { limits: { requests: 1_000_000_000, tokens: 1_000_000_000_000, windowSeconds: 60, ...(dollars && { dollars: 1_000_000, dollarWindow: 'month' }) } } },
     upstreams: { bench: { url: `http://127.0.0.1:${backendPort}/v1`, format: 'openai', maxSockets: 1024 } },
     routes: [{ model: 'bench*', upstream: 'bench' }],
-    plugins: [
+    plugins: noPlugins ? [] : [
       { name: 'content-filter', terms: TERMS, patterns: PATTERNS, contact: 'policy@example.com', ...(output && { output: { terms: TERMS } }) },
       { name: 'limits' },
       { name: 'rate-limit', defaults: { requests: 1_000_000_000, tokens: 1_000_000_000_000, windowSeconds: 60 } },

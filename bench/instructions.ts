@@ -12,6 +12,9 @@
 // collector, still did more than the main thread itself a request after a
 // thousand requests under callgrind, and how much they do in a window is
 // when V8 decides, not what the request costs. Slow: a minute or two a tree.
+// The bare node:http pass-through proxy (bench/bare-proxy.ts) is counted on
+// the same requests, and every row is also read as a multiple of it: the
+// floor any Node gateway pays, which a shared machine's drift does not move.
 // Needs valgrind (apt-get install valgrind).
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -59,16 +62,17 @@ async function dumped(dir: string, before: Set<string>): Promise<string> {
   throw new Error('no callgrind dump');
 }
 
-async function measure(label: string, serverJs: string, backendPort: number, options: Parameters<typeof benchConfig>[2]): Promise<{ json: number; stream: number }> {
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-ir-'));
-  const file = join(dir, 'gateway.yaml');
-  writeFileSync(file, benchConfig(backendPort, 1, options));
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${join(dir, 'cg.%p.%n')}`, process.execPath, '--max-semi-space-size=32', serverJs], {
-    env: { ...process.env, GATEWAY_CONFIG: file, PORT: String(port), LOG_LEVEL: 'info' }, stdio: ['ignore', 'ignore', 'ignore'],
+/** A process under callgrind, instrumentation off until counting. */
+function underCallgrind(dir: string, args: string[], env: NodeJS.ProcessEnv, stdout: 'pipe' | 'ignore'): ChildProcess {
+  const child = spawn('valgrind', ['--tool=callgrind', '--instr-atstart=no', '--separate-threads=yes', `--callgrind-out-file=${join(dir, 'cg.%p.%n')}`, process.execPath, ...args], {
+    env: { ...process.env, ...env }, stdio: ['ignore', stdout, 'ignore'],
   });
   children.push(child);
-  await ready(port);
+  return child;
+}
+
+/** Warms the proxy at `port` with JSON requests and streams, then counts each per request. */
+async function counted(label: string, child: ChildProcess, port: number, dir: string): Promise<{ json: number; stream: number }> {
   const url = `http://127.0.0.1:${port}/v1/chat/completions`;
   await latencies(url, chat, headers, JSON_REQUESTS);
   await concurrentStreams(url, stream, headers, STREAMS);
@@ -88,12 +92,30 @@ async function measure(label: string, serverJs: string, backendPort: number, opt
   return { json, stream: streamed };
 }
 
+async function measure(label: string, serverJs: string, backendPort: number, options: Parameters<typeof benchConfig>[2]): Promise<{ json: number; stream: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-ir-'));
+  const file = join(dir, 'gateway.yaml');
+  writeFileSync(file, benchConfig(backendPort, 1, options));
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const child = underCallgrind(dir, ['--max-semi-space-size=32', serverJs], { GATEWAY_CONFIG: file, PORT: String(port), LOG_LEVEL: 'info' }, 'ignore');
+  await ready(port);
+  return counted(label, child, port, dir);
+}
+
+/** The bare pass-through proxy, on the same requests. */
+async function measureBare(backendPort: number): Promise<{ json: number; stream: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-ir-'));
+  const child = underCallgrind(dir, [join(__dirname, 'bare-proxy.js'), String(backendPort)], {}, 'pipe');
+  return counted('bare proxy', child, await portOf(child), dir);
+}
+
 async function main(): Promise<void> {
   const backend = spawn(process.execPath, [join(__dirname, 'backend.js')], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(backend);
   const backendPort = await portOf(backend);
   const here = join(__dirname, '..', 'src', 'server.js');
   const rows: Array<[string, { json: number; stream: number }]> = [];
+  rows.push(['bare proxy', await measureBare(backendPort)]);
   // BENCH_IR_OUTPUT=1: every tree with the content filter's output rules on (a change to the rules measured against the trees before it).
   const options = process.env.BENCH_IR_OUTPUT === '1' ? { unpriced: true, output: true } : { unpriced: true };
   const config = options.output ? 'unpriced, output rules' : 'unpriced';
@@ -101,6 +123,7 @@ async function main(): Promise<void> {
   rows.push([`this tree, ${config}`, await measure('this tree', here, backendPort, options)]);
   if (process.env.BENCH_IR_ONLY_TREES === '1' || options.output) return print(rows);
   rows.push(['this tree, priced', await measure('this tree, priced', here, backendPort, {})]);
+  rows.push(['this tree, no plugins', await measure('this tree, no plugins', here, backendPort, { unpriced: true, noPlugins: true })]);
   rows.push(['this tree, a dollar budget', await measure('this tree, a dollar budget', here, backendPort, { dollars: true })]);
   rows.push(['this tree, output rules', await measure('this tree, output rules', here, backendPort, { output: true })]);
   rows.push(['this tree, traced, sampled out', await measure('this tree, traced, sampled out', here, backendPort, { traces: { endpoint: 'http://127.0.0.1:9/v1/traces', sampler: { ratio: 0 } } })]);
@@ -109,8 +132,12 @@ async function main(): Promise<void> {
 
 function print(rows: Array<[string, { json: number; stream: number }]>): void {
   const width = Math.max(...rows.map(([l]) => l.length));
-  process.stdout.write(`instructions per request on the main thread (callgrind; ${JSON_REQUESTS} JSON requests, ${STREAMS} streams of 20 events)\n\n`);
-  for (const [label, r] of rows) process.stdout.write(`${label.padEnd(width)}  ${String(r.json).padStart(10)} JSON  ${String(r.stream).padStart(10)} stream\n`);
+  const [, bare] = rows[0];
+  const times = (n: number, of: number): string => `${(n / of).toFixed(2)} x`.padStart(8);
+  process.stdout.write(`instructions per request on the main thread (callgrind; ${JSON_REQUESTS} JSON requests, ${STREAMS} streams of 20 events), and as a multiple of the bare proxy's\n\n`);
+  for (const [label, r] of rows) {
+    process.stdout.write(`${label.padEnd(width)}  ${String(r.json).padStart(10)} JSON ${times(r.json, bare.json)}  ${String(r.stream).padStart(10)} stream ${times(r.stream, bare.stream)}\n`);
+  }
 }
 
 main().then(() => { for (const c of children) c.kill('SIGKILL'); }, (err: Error) => {
