@@ -26,9 +26,16 @@ describe('stdio MCP servers and the gateway process', () => {
     const pids = await Promise.all(clients.map(async ({ client }) => JSON.parse(textOf(await client.callTool({ name: 'env', arguments: {} }))).pid as number));
     expect(stdioChildren(gw.pid).sort()).toEqual([...pids].sort());
     await clients[0].client.callTool({ name: 'stubborn', arguments: {} });
-    const open = clients[1].client.callTool({ name: 'progress', arguments: { steps: 1, ms: 60_000 } }, undefined, { timeout: 120_000 }).catch((e: unknown) => e);
+    // A call still open at the process when the drain begins: its first progress says it is running there.
+    // Its client waits to resume a cut stream; its own timeout (8 s) ends that wait, well after the gateway's exit.
+    let running!: () => void;
+    const started = new Promise<void>((resolve) => { running = resolve; });
+    const open = clients[1].client.callTool({ name: 'progress', arguments: { steps: 1, ms: 60_000 } }, undefined, { timeout: 8_000, onprogress: () => running() }).catch((e: unknown) => e);
+    await started;
     process.kill(gw.pid, 'SIGTERM');
-    expect(await gw.exited).toBe(0);
+    // Bounded, and saying what the gateway logged last when it is not met.
+    const exit = await Promise.race([gw.exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 20_000).unref())]);
+    if (exit !== 0) throw new Error(`the gateway did not exit 0 after SIGTERM (${String(exit)}); its last log lines: ${JSON.stringify(gw.logs.slice(-8).map((l) => l.msg))}`);
     expect(pids.filter(alive)).toEqual([]);
     expect(await open).toHaveProperty('message');
     const stopped = gw.logs.filter((l) => l.msg === 'mcp server process stopped');
