@@ -5,11 +5,11 @@
 import { z } from 'zod';
 import { affinitySchema, engineMetricsSchema, healthSchema, scoringSchema } from './fleet-schema';
 import { intLike, sizeLike } from './values';
-import { mcpServerSchema } from './mcp-schema';
+import { mcpAccessSchema, mcpLimitsSchema, mcpSchema } from './mcp-schema';
 import { pricingSchema } from './pricing-schema';
-import { mcpOAuthSchema } from './mcp-oauth-schema';
 import { adminSchema, redisSchema, responsesSchema, sha256Digest, spendSchema, telemetrySchema } from './services-schema';
 
+export { MAX_MCP_LIMITS, MCP_SERVER_NAME, mcpAccessSchema, mcpLimitSchema, mcpLimitsSchema, mcpSchema } from './mcp-schema';
 export { adminSchema, redisSchema, responsesSchema, spendSchema, telemetrySchema, tracesSchema, type TracesConfig } from './services-schema';
 
 /**
@@ -57,38 +57,6 @@ const serverSchema = z.strictObject({
 
 /** Where a plugin may add fields to the config: keys, orgs, a key's or org's `limits`, routes, upstreams. */
 export type FieldPoint = 'keys' | 'orgs' | 'limits' | 'routes' | 'upstreams';
-
-const TOOL_NAME = /^[^/]+\/[^/]+$/;
-const TOOL_NAME_RULE = 'must be "<server>/<tool>", each part a name or a glob such as github/* or */read_*';
-
-/** One limit on tool calls: at most `requests` calls per `windowSeconds` (docs/mcp.md). */
-export const mcpLimitSchema = z.strictObject({
-  requests: intLike(1, Number.MAX_SAFE_INTEGER),
-  windowSeconds: intLike(1, 86_400 * 31).default(60),
-});
-
-/** Most limits one key or org may set: every tool call is checked against each of them. */
-export const MAX_MCP_LIMITS = 32;
-
-/** Tool-call limits by glob of "<server>/<tool>": each call counts against every limit whose glob names it. */
-export const mcpLimitsSchema = z.record(z.string().max(200).regex(TOOL_NAME), mcpLimitSchema, {
-  // Said here, not by the key's own schema: a record reports a bad key only as "Invalid key in record".
-  error: (issue) => (issue.code === 'invalid_key' ? `${TOOL_NAME_RULE} (at most 200 characters)` : undefined),
-}).check((ctx) => {
-  if (Object.keys(ctx.value).length > MAX_MCP_LIMITS) ctx.issues.push({ code: 'custom', input: ctx.value, message: `at most ${MAX_MCP_LIMITS} limits; a glob such as github/* covers many tools at once` });
-});
-
-/**
- * Which MCP servers (globs of their names) and tools (globs of "<server>/<tool>")
- * a key or an org may use, a list left out allowing none; and how many tool
- * calls it may make (docs/mcp.md).
- */
-export const mcpAccessSchema = z.strictObject({
-  servers: z.array(z.string().min(1).max(200)).optional(),
-  tools: z.array(z.string().regex(TOOL_NAME, TOOL_NAME_RULE)).optional(),
-  /** Tool-call limits of this key (or, shared by its keys, of this org). */
-  limits: mcpLimitsSchema.optional(),
-});
 
 // Keys, orgs, routes and upstreams are open to the fields plugins declare
 // (PluginDefinition.fields): the registry checks every field the core does
@@ -220,24 +188,6 @@ export const passthroughSchema = z.strictObject({
   model: z.string().min(1).max(256).optional(),
   /** Largest request body; default server.bodyLimit. Bodies passed unread (multipart) count too. */
   bodyLimit: sizeLike.optional(),
-});
-
-// An MCP server's name is a path segment of /mcp/<name>: nothing to escape, nothing to decode.
-export const MCP_SERVER_NAME = /^[a-z0-9_-]{1,64}$/;
-export const mcpSchema = z.strictObject({
-  /** How long a session of the federated /mcp lives without a request. */
-  sessionIdleMs: intLike(1000, 86_400_000).default(3_600_000),
-  servers: z.record(z.string(), mcpServerSchema).default({}).superRefine((servers, ctx) => {
-    // Checked here rather than as the record's key schema, so the problem names the entry and says why.
-    for (const name of Object.keys(servers)) {
-      if (!MCP_SERVER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'must be 1-64 lowercase letters, digits, "-" or "_" (the path /mcp/<name>)' });
-      else if (name.includes('__')) ctx.addIssue({ code: 'custom', path: [name], message: 'must not hold "__": on the federated /mcp it separates a server\'s name from its tools\' (<server>__<tool>)' });
-    }
-  }),
-  /** Access tokens from the organisation's issuer, accepted beside the keys (docs/mcp.md#identity). */
-  oauth: mcpOAuthSchema(mcpAccessSchema).optional(),
-  /** The most of one message answering a tool call that the gateway holds (to check it); larger is answered with an error. */
-  maxResultBytes: sizeLike.pipe(z.number().max(1024 ** 3, 'at most 1gb')).default(16 * 1024 ** 2),
 });
 
 /** Each plugin entry: a name (or a module path) plus the plugin's own settings. */

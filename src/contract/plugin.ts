@@ -33,8 +33,12 @@ import type { ChatRequest, ClientProtocol, ImageRequest, PriceList, Principal, R
 import type { ConfigView, Endpoint, FieldPoint, GatewayConfig, Version } from '../config/schema';
 import type { GatewayError, Reason } from './errors';
 import type { AdmissionService } from './admission';
+import type { ToolCallContext, ToolResult } from './tool-hooks';
+import type { OutputMatch, OutputRules, OutputScan } from './output-rules';
 
 export type { FieldPoint, PriceList, Usage };
+export type { ToolCallContext, ToolResult };
+export type { OutputMatch, OutputRules, OutputScan };
 
 export const PHASES = ['onRequest', 'outputRules', 'onResponseHead', 'onEvent', 'onStreamEnd', 'onResponseBody', 'onFinish', 'close', 'onToolCall', 'toolResultRules', 'onToolResult'] as const;
 export type Phase = (typeof PHASES)[number];
@@ -117,96 +121,6 @@ export interface StreamEvent {
 
 /** What onEvent decides: undefined keeps the event, null drops it, a string or an object replaces its data. */
 export type EventVerdict = string | object | null | undefined;
-
-/**
- * What a rule found in an answer's text: [start, end) in the text given to
- * OutputRules.scan, and what to do there.
- */
-export interface OutputMatch {
-  start: number;
-  end: number;
-  /** What kind of rule matched, for the count (a bounded label: "term", "pattern", "email"...); never the text. */
-  kind: string;
-  /** block: the answer ends before the match (finish reason content_filter); mask: the match is replaced and the answer goes on. */
-  action: 'block' | 'mask';
-  /** What a masked match becomes (default: nothing). */
-  replacement?: string;
-}
-
-export interface OutputScan {
-  /** The matches, in order of their start, not overlapping. */
-  matches: readonly OutputMatch[];
-  /**
-   * The first position that could still begin a match once more text comes
-   * (text.length: none could). The text from there on is held back; what
-   * comes before it goes to the client at once.
-   */
-  holdFrom: number;
-}
-
-/**
- * A plugin's rules for an answer's text (content, tool-call arguments), in
- * every protocol and stream kind alike: the core keeps a sliding window per
- * choice and part, calls `scan` on it, and releases, masks or cuts. Built
- * once when the plugin is created; `scan` is called on the stream's hot path
- * and must not compile anything.
- */
-export interface OutputRules {
-  /** The longest text a match can span: the most the window holds back (in the characters the rules count). */
-  readonly maxHoldChars: number;
-  /** False: reasoning text (a model's thinking, its summaries) is left alone; it is read otherwise. */
-  readonly readsReasoning?: boolean;
-  /**
-   * The matches in `text` and where holding must start. Positions before
-   * `from` are context, for lookbehinds: matches starting there are ignored.
-   * Text from `from` on may have gone out already (the end of a stretch the
-   * next one continues): a match found there still counts. A match that
-   * reaches the end of the text is acted on only once more text follows it
-   * or the answer ends. The text is the answer as a client reads it: JSON
-   * escapes decoded, and any run of whitespace, invisible characters and
-   * marks longer than 16 shortened to 16 and one of each kind it holds.
-   */
-  scan(text: string, from: number): OutputScan;
-}
-
-/**
- * One MCP tools/call, as its hooks see it: who calls which tool of which
- * server, with what. Made per call (a batch's calls each get their own, and
- * each plugin's `state()` a fresh state per call).
- */
-export interface ToolCallContext {
-  /** The request's id (x-request-id): the one the access line names. */
-  readonly id: string;
-  readonly principal: Principal;
-  /** The configured server's name. */
-  readonly server: string;
-  /** The tool's name, as the server knows it. */
-  readonly tool: string;
-  /** params.arguments as the server will receive them ({} when the call gives none). Read-only: rewrite through rewriteArguments. */
-  readonly arguments: Readonly<Record<string, unknown>>;
-  /** Every string of the arguments, keys and values, in order: what a filter matches. */
-  readonly texts: readonly string[];
-  /**
-   * Rewrites every string of the arguments (keys too) through `fn`; true when
-   * one changed. What it changes is what the server receives and what later
-   * hooks read (`arguments`, `texts`). Numbers, booleans and the structure stay.
-   */
-  rewriteArguments(fn: (text: string) => string): boolean;
-  /** Aborted once the client's request has closed. */
-  readonly signal: AbortSignal;
-}
-
-/**
- * A tool's result (the specification's CallToolResult): content blocks
- * (text, image, audio, resource links, embedded resources), optional
- * structured content, and whether the tool failed.
- */
-export interface ToolResult {
-  content: Array<Record<string, unknown>>;
-  structuredContent?: Record<string, unknown>;
-  isError?: boolean;
-  readonly [field: string]: unknown;
-}
 
 /**
  * The hooks a plugin returns, all optional. `State` is the plugin's own

@@ -26,8 +26,17 @@ export class McpExchange {
   calls: ToolCall[] = [];
   bytesIn = 0;
   bytesOut = 0;
+  /**
+   * Aborted once the response has closed: the one listener the exchange puts
+   * on it (a tool hook that waits stops waiting for a client that left, and
+   * the exchange is logged). A relayed answer's pipe adds its own, so each
+   * more would pass the emitter's bound of ten.
+   */
+  readonly closed: AbortSignal;
 
-  constructor(readonly id: string, public server: string | undefined, private readonly httpMethod: string | undefined, readonly headers: IncomingMessage['headers']) {}
+  constructor(readonly id: string, public server: string | undefined, private readonly httpMethod: string | undefined, readonly headers: IncomingMessage['headers'], res: ServerResponse) {
+    this.closed = closedSignal(res);
+  }
 
   /** The metrics label: the message's method; a GET (the server's own stream) or a DELETE (the session's end) says which it is. */
   method(): string {
@@ -46,8 +55,8 @@ export const OUTCOME: Record<McpFailure, McpOutcome> = {
 // One reason for every closed response: abort() without one builds a DOMException each time (measured: 3 % of a tool call's CPU).
 const CLOSED = new Error('the response has closed');
 
-/** Aborted once the response has closed: a tool hook that waits stops waiting for a client that left. */
-export function closedSignal(res: ServerResponse): AbortSignal {
+/** Aborted once the response has closed. */
+function closedSignal(res: ServerResponse): AbortSignal {
   const abort = new AbortController();
   if (res.closed) abort.abort(CLOSED);
   else res.once('close', () => abort.abort(CLOSED));

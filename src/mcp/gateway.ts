@@ -30,7 +30,7 @@ import { McpLimits } from './limits';
 import { isRefusedCall, listRequestIds, readPost, type McpMessage, type McpPost } from './messages';
 import { mcpCounter, type McpCounter, type McpOutcome } from './metrics';
 import { readMcpBody } from './body';
-import { closedSignal, FEDERATED, McpExchange, OUTCOME, sendAnswer } from './exchange';
+import { FEDERATED, McpExchange, OUTCOME, sendAnswer } from './exchange';
 import { McpServerRelay, type McpRelay, type RelayEnd } from './relay';
 import { McpStdioRelay } from './stdio-relay';
 import { Federation } from './federation/federation';
@@ -125,8 +125,11 @@ export class McpGateway {
    */
   private open(req: IncomingMessage, res: ServerResponse, server: string | undefined, resource: string | undefined, keys: KeyIndex, fail: (err: unknown) => void,
     serve: (exchange: McpExchange, principal: Principal) => Promise<void>): void {
-    const exchange = new McpExchange(requestIdOf(req, res), server, req.method, req.headers);
-    const closed = new Promise<void>((resolve) => res.once('close', resolve));
+    const exchange = new McpExchange(requestIdOf(req, res), server, req.method, req.headers, res);
+    const closed = new Promise<void>((resolve) => {
+      if (exchange.closed.aborted) resolve();
+      else exchange.closed.addEventListener('abort', () => resolve(), { once: true });
+    });
     void closed.then(() => exchange.served).then(() => this.finish(exchange, res));
     let caller: Principal | Promise<Principal>;
     try {
@@ -202,7 +205,7 @@ export class McpGateway {
     let calls: CallRelay | undefined;
     if (exchange.post?.messages.some((m) => m.method === 'tools/call')) {
       // The plugins' tool hooks: arguments checked (and rewritten) before anything is counted or sent on.
-      const signal = closedSignal(res);
+      const signal = exchange.closed;
       const who = { requestId: exchange.id, principal: exchange.principal!, server: name, signal };
       const guard = await guardCalls(this.deps.pipeline, who, json, exchange.post, this.maxResultBytes, ids!.size > 0 ? filter : undefined);
       // The client left while a hook ran: nothing is sent on.

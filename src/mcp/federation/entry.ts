@@ -10,7 +10,7 @@ import type { McpAccess } from '../access';
 import { readMcpBody } from '../body';
 import { guardCalls } from '../call-guard';
 import { limitedCall, UNAVAILABLE_RETRY_MS, uncheckedCall, type McpFailure } from '../errors';
-import { closedSignal, FEDERATED, type McpExchange } from '../exchange';
+import { FEDERATED, type McpExchange } from '../exchange';
 import type { McpLimits } from '../limits';
 import { readPost, type JsonRpcId } from '../messages';
 import { sendError } from './answers';
@@ -54,7 +54,7 @@ export async function serveFederated(d: FederatedDeps, exchange: McpExchange, re
       ? { outcome: 'limited', answer: limitedCall(id, a.retryAfterMs), retryAfterSeconds: retryAfterSeconds(a.retryAfterMs) }
       : { outcome: 'limiter_unavailable', answer: uncheckedCall(id), retryAfterSeconds: retryAfterSeconds(UNAVAILABLE_RETRY_MS) };
   };
-  const signal = closedSignal(res);
+  const signal = exchange.closed;
   const guard = (server: string, message: Record<string, unknown>) =>
     guardCalls(d.pipeline, { requestId: exchange.id, principal, server, signal }, message, readPost(message)!, d.maxResultBytes);
   await d.federation.post({ req, res, owner, access, message: read.json as Record<string, unknown>, bytes: read.bytes, note, admit, guard });
