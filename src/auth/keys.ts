@@ -3,7 +3,7 @@
 // The index holds the config file's keys and, behind them, the keys made at
 // runtime through the admin API (src/keys/): a runtime key never shadows a
 // configured one, by digest or by id. Expiry is checked at lookup.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, hash, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { GatewayError } from '../contract/errors';
 import type { KeyConfig } from '../config/schema';
@@ -28,7 +28,10 @@ export interface CredentialSource {
 /** The config's keys and the runtime ones, by digest. */
 export type KeyIndex = CredentialSource;
 
-export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
+/** The key's SHA-256, in hex: crypto.hash in one call where Node has it (20.12 on), which makes no Hash object per request. */
+export const hashKey: (key: string) => string = typeof hash === 'function'
+  ? (key) => hash('sha256', key, 'hex')
+  : (key) => createHash('sha256').update(key).digest('hex');
 
 export const KEY_PREFIX = 'sk-sluice-';
 
