@@ -103,8 +103,13 @@ class OpenAIStream implements StreamTransformer {
   usage?: Usage;
   private id?: string;
   private created = 0;
-  /** The backend's chunk-level fields beyond the interface's (system_fingerprint, service_tier), kept for the last chunk. */
-  private extras: Record<string, unknown> = {};
+  /**
+   * The backend's chunk-level fields beyond the interface's (system_fingerprint,
+   * service_tier) as JSON, each followed by a comma: the last chunk keeps them.
+   * Written once per event, not spread into a fresh object with the interface's
+   * fields for JSON.stringify to walk again.
+   */
+  private extras = '';
   private rawUsage: unknown;
   private readonly started = new Set<number>();
   private readonly finish = new Map<number, string>();
@@ -155,14 +160,14 @@ class OpenAIStream implements StreamTransformer {
       this.ctx.forwarding.streamId = this.id;
       this.ctx.forwarding.streamCreated = this.created;
     }
-    const { id: _id, object: _object, created: _created, model: _model, choices, usage: rawUsage, ...extras } = chunk;
+    const { choices, usage: rawUsage } = chunk;
     const usage = withPrefix(readUsage(rawUsage), this.ctx.forwarding.continuation?.prefixTokens);
     if (usage) {
       this.usage = usage;
       this.rawUsage = rawUsage;
     }
     if (this.cutting) return;
-    this.extras = extras;
+    this.extras = extrasOf(chunk);
     const out: unknown[] = [];
     for (const c of Array.isArray(choices) ? choices : []) {
       if (c === null || typeof c !== 'object') continue;
@@ -210,8 +215,12 @@ class OpenAIStream implements StreamTransformer {
     return true;
   }
 
+  /** The chunk the client gets: what JSON.stringify({ ...extras, id, object, created, model, choices, usage }) writes, put together as text. */
   private chunk(choices: unknown[], usage?: object): string {
-    return JSON.stringify({ ...this.extras, id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.ctx.model, choices, ...(usage ? { usage } : {}) });
+    const id = this.id === undefined ? '' : `"id":${JSON.stringify(this.id)},`;
+    const model = this.ctx.model === undefined ? '' : `"model":${JSON.stringify(this.ctx.model)},`;
+    const tail = usage === undefined ? '}' : `,"usage":${JSON.stringify(usage)}}`;
+    return `{${this.extras}${id}"object":"chat.completion.chunk","created":${JSON.stringify(this.created)},${model}"choices":${JSON.stringify(choices)}${tail}`;
   }
 
   private lastChunk(): string {
@@ -222,6 +231,16 @@ class OpenAIStream implements StreamTransformer {
     const choices = (indexes.length > 0 ? indexes : [0]).map((index) => ({ index, delta: {}, finish_reason: this.finish.get(index) ?? 'stop' }));
     return this.chunk(choices, usageFor(this.rawUsage, this.usage));
   }
+}
+
+/** The fields of a chunk the interface defines: the gateway writes them itself. */
+const CHUNK_FIELDS = new Set(['id', 'object', 'created', 'model', 'choices', 'usage']);
+
+/** A chunk's other fields as JSON object members, each with a trailing comma, in their order. */
+function extrasOf(chunk: Record<string, unknown>): string {
+  let text = '';
+  for (const key in chunk) if (!CHUNK_FIELDS.has(key) && Object.hasOwn(chunk, key)) text += `${JSON.stringify(key)}:${JSON.stringify(chunk[key])},`;
+  return text;
 }
 
 function withoutRole(delta: Record<string, unknown>): Record<string, unknown> {

@@ -95,6 +95,20 @@ describe('openai format: stream', () => {
     expect(out.at(-1)).toBe('[DONE]');
   });
 
+  it('writes each chunk as JSON.stringify writes its object: the backend\'s own fields first, in their order, then the interface\'s', () => {
+    // Keys that look like indexes, a key named __proto__, markup, escapes and nesting, each its own field.
+    const raw = '{"id":"b-1","z_last":{"a":[1,"\\u2028",null]},"object":"x","2":"two","created":1700000000.9,"__proto__":{"p":1},"model":"Qwen","service_tier":"<b>\\"t\\"</b>","choices":[{"index":0,"delta":{"role":"assistant","content":"hi"},"finish_reason":null}],"usage":null}';
+    const t = openaiFormat.streamTransformer(chatCtx({}, true), 'vllm');
+    const out: string[] = [];
+    t.push(raw, (p) => out.push(p));
+    t.push('[DONE]', (p) => out.push(p));
+    const { id: _i, object: _o, created: _c, model: _m, choices: _ch, usage: _u, ...extras } = JSON.parse(raw);
+    const expected = JSON.stringify({ ...extras, id: 'b-1', object: 'chat.completion.chunk', created: 1700000000, model: 'client-model', choices: [{ index: 0, delta: { role: 'assistant', content: 'hi' }, finish_reason: null }] });
+    expect(out[0]).toBe(expected);
+    expect(Object.keys(JSON.parse(out[0]))).toEqual(['2', 'z_last', '__proto__', 'service_tier', 'id', 'object', 'created', 'model', 'choices']);
+    expect(JSON.parse(out[1])).toMatchObject({ service_tier: '<b>"t"</b>', usage: { total_tokens: expect.any(Number) } });
+  });
+
   it.each(['null', '42', '"text"', 'nope', '{"half":'])('skips and counts an event that is not a JSON object (%s), and goes on', (data) => {
     const { out, ctx } = run([chunk([{ index: 0, delta: { content: 'a' } }]), data, chunk([{ index: 0, delta: { content: 'b' } }])]);
     expect(out.map((c) => c.choices[0].delta.content)).toEqual(['a', 'b']);
