@@ -174,7 +174,9 @@ describe('embeddings, rerank, score and moderations', () => {
   it('records each request with its endpoint, the backend\'s tokens and the price table\'s cost; moderations estimated', async () => {
     const ids = { embeddings: 'in-emb', rerank: 'in-rr', score: 'in-score', moderations: 'in-mod' };
     const headers = (id: string) => ({ ...bearer(alice.key), 'x-request-id': id });
-    expect((await post(`${gw.url}/v1/embeddings`, { model: 'emb', input: ['a b c', 'd e'] }, headers(ids.embeddings))).status).toBe(200);
+    const embedded = await post(`${gw.url}/v1/embeddings`, { model: 'emb', input: ['a b c', 'd e'] }, headers(ids.embeddings));
+    expect(embedded.status).toBe(200);
+    expect(embedded.headers['x-sluice-cost']).toBe('0.0000025'); // 5 tokens at $0.5 per million
     expect((await post(`${gw.url}/v1/rerank`, { model: 'rr', query: 'q r', documents: ['x', 'y z'] }, headers(ids.rerank))).status).toBe(200);
     expect((await post(`${gw.url}/v1/score`, { model: 'rr', text_1: 'q', text_2: 'x y' }, headers(ids.score))).status).toBe(200);
     expect((await post(`${gw.url}/v1/moderations`, { model: 'mod', input: 'twelve chars' }, headers(ids.moderations))).status).toBe(200);
