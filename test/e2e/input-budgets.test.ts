@@ -4,11 +4,9 @@
 // chat does) and settling the backend's usage (moderations: the estimate,
 // since the answer reports none). What the backend says it served never
 // exceeds the budget, and the budget's count ends equal to it.
-import Redis from 'ioredis';
 import { startInputsBackend, tokensOf, type InputsBackend } from '../support/inputs-backend';
 import { makeKey } from '../support/gateway';
-import { freePort, spawnGateway, type GatewayProcess } from '../support/process';
-import { deletePrefix, sharedRedisUrl, uniquePrefix } from '../support/redis';
+import { startSharedReplicas, type SharedReplicas } from '../support/replicas';
 import { bearer, post } from '../support/http';
 import { until } from '../support/wait';
 import { estimateTokens } from '../../src/request/usage';
@@ -26,35 +24,27 @@ const CASES = [
 const keys = Object.fromEntries(CASES.map((c) => [c.endpoint, makeKey(`tok-${c.endpoint}`, { limits: { tokens: BUDGET, windowSeconds: 3600 } })]));
 
 describe('token budgets on the input endpoints across two replicas', () => {
-  const prefix = uniquePrefix();
   let backend: InputsBackend;
-  let replicas: GatewayProcess[];
-  let redis: Redis;
+  let stack: SharedReplicas;
 
   beforeAll(async () => {
     backend = await startInputsBackend();
-    redis = new Redis(sharedRedisUrl());
-    const config = async () => JSON.stringify({
-      server: { host: '127.0.0.1', port: 0, workers: 2, drainSeconds: 1, metrics: { port: await freePort() } },
-      redis: { url: sharedRedisUrl(), prefix, commandTimeoutMs: 2000 },
+    stack = await startSharedReplicas({
       keys: Object.values(keys).map((k) => k.entry),
       upstreams: { b: { url: backend.base, format: 'openai' } },
       routes: [{ model: 'm', upstream: 'b', endpoints: ['embeddings', 'rerank', 'score', 'moderations'] }],
       plugins: [{ name: 'rate-limit' }],
     });
-    replicas = [await spawnGateway(await config()), await spawnGateway(await config())];
   });
   afterAll(async () => {
-    for (const gw of replicas ?? []) gw.kill();
+    await stack?.close();
     await backend?.close();
-    await deletePrefix(sharedRedisUrl(), prefix);
-    redis?.disconnect();
   });
 
   it.each(CASES)('$endpoint: 50 concurrent requests never spend past the budget', async ({ endpoint, body, texts }) => {
     const path = `/v1/${endpoint}`;
     const before = backend.served.length;
-    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => post(`${replicas[i % 2].url}${path}`, body, bearer(keys[endpoint].key), true)));
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => post(`${stack.replicas[i % 2].url}${path}`, body, bearer(keys[endpoint].key), true)));
     expect(results.every((r) => r.status === 200 || r.status === 429)).toBe(true);
     const admitted = results.filter((r) => r.status === 200).length;
     expect(admitted).toBeGreaterThanOrEqual(1);
@@ -69,6 +59,6 @@ describe('token budgets on the input endpoints across two replicas', () => {
     if (endpoint !== 'moderations') expect(each).toBe(endpoint === 'embeddings' ? 6 : 2 * tokensOf('which one') + tokensOf('the first one') + tokensOf('the second'));
     const spent = admitted * each;
     expect(spent).toBeLessThanOrEqual(BUDGET);
-    await until(async () => Number(await redis.get(`${prefix}{key:tok-${endpoint}}:tokens`)) === spent, 'the budget settled to what was spent', 20_000);
+    await until(async () => Number(await stack.redis.get(`${stack.prefix}{key:tok-${endpoint}}:tokens`)) === spent, 'the budget settled to what was spent', 20_000);
   });
 });
