@@ -11,6 +11,7 @@ import { bearer, post, type JsonResponse } from '../support/http';
 import { expectError } from '../support/errors';
 import { exported } from '../support/spend';
 import { until } from '../support/wait';
+import { parseExposition, scrape, series } from '../support/metrics';
 
 // $0.5 per million input tokens for the embedding model; the others at $2.
 const PRICING = [{ model: 'emb', input: 0.5 }, { model: '*', input: 2, output: 10 }];
@@ -38,8 +39,8 @@ describe('embeddings, rerank, score and moderations', () => {
       ],
       endpointLimits: { embeddings: { maxInputs: 4, maxChars: 200 }, rerank: { maxInputs: 3 }, score: { maxInputs: 3 }, moderations: { maxChars: 50 } },
       pricing: PRICING,
-      plugins: [{ name: 'pii', input: 'redact', kinds: ['email'] }, { name: 'content-filter', terms: ['forbidden phrase'] }],
-    }, { admin: true });
+      plugins: [{ name: 'pii', input: 'redact', kinds: ['email'] }, { name: 'content-filter', terms: ['forbidden phrase'] }, { name: 'metrics' }],
+    }, { admin: true, metrics: {} });
     client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: alice.key, maxRetries: 0, timeout: 5000 });
   });
   afterAll(async () => { await gw?.close(); await backend?.close(); });
@@ -151,6 +152,8 @@ describe('embeddings, rerank, score and moderations', () => {
     expectError(await send('/v1/score', { model: 'rr', text_1: 'q', text_2: ['ok', 'forbidden phrase'] }), 400, 'content_filter');
     expectError(await send('/v1/moderations', { model: 'mod', input: 'forbidden phrase' }), 400, 'content_filter');
     expect(reached()).toBe(before);
+    const blocks = series(parseExposition((await scrape(gw.metrics!.url)).text), 'sluice_content_filter_blocks_total');
+    expect(blocks).toMatchObject({ 'endpoint=embeddings': 1, 'endpoint=rerank': 2, 'endpoint=score': 1, 'endpoint=moderations': 1 });
     // Each item is its own text, as each message is: a term split across two items is two harmless texts.
     expect((await send('/v1/embeddings', { model: 'emb', input: ['forbidden', 'phrase'] })).status).toBe(200);
   });
@@ -195,5 +198,12 @@ describe('embeddings, rerank, score and moderations', () => {
       expect(byId.get(e.id)).toMatchObject({ endpoint: e.endpoint, model: e.model, status: 200, prompt_tokens: e.tokens, completion_tokens: 0, estimated: e.estimated });
       expect(Math.round((byId.get(e.id)!.cost as number) * 1e9)).toBe(e.tokens * NANOS_PER_TOKEN[e.model]);
     }
+    // The metrics count each by endpoint and model, the tokens as prompt tokens (moderations' estimated).
+    const samples = parseExposition((await scrape(gw.metrics!.url)).text);
+    const requests = series(samples, 'sluice_requests_total');
+    for (const [endpoint, model] of [['embeddings', 'emb'], ['rerank', 'rr'], ['score', 'rr'], ['moderations', 'mod']]) {
+      expect(requests[`endpoint=${endpoint},model=${model},protocol=chat,reason=,status=200,version=v1`]).toBeGreaterThanOrEqual(1);
+    }
+    expect(series(samples, 'sluice_tokens_total')['estimated=true,key=alice,model=mod,org=,type=prompt']).toBeGreaterThanOrEqual(3);
   });
 });
