@@ -7,7 +7,7 @@ import OpenAI from 'openai';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
 import { makeAdminKey } from '../support/admin';
 import { startInputsBackend, vectorOf, type InputsBackend } from '../support/inputs-backend';
-import { bearer, post, type JsonResponse } from '../support/http';
+import { bearer, call, post, type JsonResponse } from '../support/http';
 import { expectError } from '../support/errors';
 import { exported } from '../support/spend';
 import { until } from '../support/wait';
@@ -140,6 +140,12 @@ describe('embeddings, rerank, score and moderations', () => {
     expectError(await send('/v1/rerank', { model: 'rr', query: 'q', documents: ['d'], return_documents: 'yes' }), 400, 'invalid_request', 'return_documents');
     expectError(await send('/v1/score', { model: 'rr', text_1: ['a', 'b'], text_2: ['c', 'd', 'e'] }), 400, 'invalid_request', 'text_1');
     expectError(await send('/v1/moderations', { input: 'x' }), 400, 'invalid_request', 'model');
+    expectError(await send('/v1/rerank', { model: 'rr', query: 'q', documents: [{ text: 'd', title: 'forbidden phrase' }] }), 400, 'invalid_request', 'documents[0].title');
+    expectError(await call('POST', `${gw.url}/v1/embeddings`, '{"model":"emb","input":"x","dimensions":1e400}', { 'content-type': 'application/json', ...bearer(alice.key) }), 400, 'invalid_request', 'dimensions');
+    expectError(await call('POST', `${gw.url}/v1/embeddings`, '{"model":"emb","input":"x","__proto__":{"input":"y"}}', { 'content-type': 'application/json', ...bearer(alice.key) }), 400, 'invalid_request');
+    expectError(await send('/v1/embeddings', { model: 'emb', input: [['nested']] }), 400, 'invalid_request');
+    expectError(await send('/v1/embeddings', { model: 'emb', input: [-1] }), 400, 'invalid_request');
+    expectError(await send('/v1/embeddings', { model: 'emb', input: 'x', dimensions: 0 }), 400, 'invalid_request', 'dimensions');
     expectError(await send('/v1/moderations', { model: 'mod', input: [{ type: 'text', text: 'x' }] }), 400, 'invalid_request');
     expect(reached()).toBe(before);
   });
@@ -151,9 +157,13 @@ describe('embeddings, rerank, score and moderations', () => {
     expectError(await send('/v1/rerank', { model: 'rr', query: 'q', documents: ['d', { text: 'a forbidden phrase' }] }), 400, 'content_filter');
     expectError(await send('/v1/score', { model: 'rr', text_1: 'q', text_2: ['ok', 'forbidden phrase'] }), 400, 'content_filter');
     expectError(await send('/v1/moderations', { model: 'mod', input: 'forbidden phrase' }), 400, 'content_filter');
+    // Escaped in the JSON, accented, in a document's text: read as a reader sees it.
+    const raw = (body: string) => call('POST', `${gw.url}/v1/rerank`, body, { 'content-type': 'application/json', ...bearer(alice.key) });
+    expectError(await raw('{"model":"rr","query":"q","documents":[{"text":"forbidden \\u0070hrase"}]}'), 400, 'content_filter');
+    expectError(await send('/v1/embeddings', { model: 'emb', input: ['forbídden phrasé'] }), 400, 'content_filter');
     expect(reached()).toBe(before);
     const blocks = series(parseExposition((await scrape(gw.metrics!.url)).text), 'sluice_content_filter_blocks_total');
-    expect(blocks).toMatchObject({ 'endpoint=embeddings': 1, 'endpoint=rerank': 2, 'endpoint=score': 1, 'endpoint=moderations': 1 });
+    expect(blocks).toMatchObject({ 'endpoint=embeddings': 2, 'endpoint=rerank': 3, 'endpoint=score': 1, 'endpoint=moderations': 1 });
     // Each item is its own text, as each message is: a term split across two items is two harmless texts.
     expect((await send('/v1/embeddings', { model: 'emb', input: ['forbidden', 'phrase'] })).status).toBe(200);
   });
