@@ -5,6 +5,7 @@
 // record whose tokens are the backend's and whose cost is the price table's.
 import OpenAI from 'openai';
 import { makeKey, startGateway, type TestGateway } from '../support/gateway';
+import { freePort } from '../support/net';
 import { makeAdminKey } from '../support/admin';
 import { startInputsBackend, vectorOf, type InputsBackend } from '../support/inputs-backend';
 import { bearer, call, post, type JsonResponse } from '../support/http';
@@ -30,8 +31,10 @@ describe('embeddings, rerank, score and moderations', () => {
     gw = await startGateway({
       admin: { keys: [adminKey.digest] },
       keys: [alice.entry, chatOnly.entry],
-      upstreams: { b: { url: backend.base, format: 'openai' } },
+      upstreams: { b: { url: backend.base, format: 'openai' }, dead: { url: `http://127.0.0.1:${await freePort()}/v1`, format: 'openai' } },
       routes: [
+        { model: 'emb-dead', upstream: 'dead', endpoints: ['embeddings'], fallbacks: ['emb'] },
+        { model: 'broken', upstream: 'b', endpoints: ['embeddings', 'rerank'] },
         { model: 'emb', upstream: 'b', endpoints: ['embeddings'] },
         { model: 'rr', upstream: 'b', endpoints: ['rerank', 'score'] },
         { model: 'mod', upstream: 'b', endpoints: ['moderations'], upstreamModel: 'omni-moderation-latest' },
@@ -175,6 +178,15 @@ describe('embeddings, rerank, score and moderations', () => {
     const sent = backend.requests.at(-1)!.body;
     expect(sent.documents[0].text).not.toContain('bob@example.com');
     expect(sent.documents[0].text).toMatch(/^write to \S+$/);
+  });
+
+  it('goes on to a fallback model when the backend cannot answer, and refuses a backend answer without its results', async () => {
+    const fell = await send('/v1/embeddings', { model: 'emb-dead', input: 'x y' });
+    expect(fell.status).toBe(200);
+    expect(fell.body.usage.prompt_tokens).toBe(2);
+    expect(backend.requests.at(-1)!.body.model).toBe('emb');
+    expectError(await send('/v1/embeddings', { model: 'broken', input: 'x' }), 502, 'upstream_error');
+    expectError(await send('/v1/rerank', { model: 'broken', query: 'q', documents: ['d'] }), 502, 'upstream_error');
   });
 
   it('lists each model with the endpoints it serves', async () => {

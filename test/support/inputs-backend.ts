@@ -3,7 +3,8 @@
 // /v1/rerank and /v1/score (vLLM's, with its usage), /v1/moderations
 // (OpenAI's, no usage). Its token count is the words of each text (a token
 // id counts as one), so a test knows the usage it reported; `served` keeps
-// each request's path and that count.
+// each request's path and that count. Model `broken` gets an answer without
+// its list of results.
 import type { ServerResponse } from 'node:http';
 import { startRecordingServer, type RecordingServer } from './json-server';
 
@@ -33,6 +34,7 @@ export async function startInputsBackend(): Promise<InputsBackend> {
   const server = await startRecordingServer((req, res, body) => {
     const path = req.url ?? '';
     const count = (tokens: number): number => { served.push({ path, tokens }); return tokens; };
+    if (body?.model === 'broken') return send(res, { object: 'list', model: 'broken' });
     if (path === '/v1/embeddings') {
       const inputs = listOf(body.input);
       const tokens = count(inputs.reduce((n: number, x) => n + tokensOf(x), 0));
