@@ -141,8 +141,9 @@ const CORE_FIELDS = ['model', 'messages', 'prompt', 'stream', 'model_params'];
 const fieldName = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be a request field name such as store or top_k')
   .refine((name) => !CORE_FIELDS.includes(name), { message: `must not be one of ${CORE_FIELDS.join(', ')}: a request without it is not a request` });
 
-/** The API endpoints a route serves: chat completions, image generations, and the input endpoints (docs/endpoints.md). */
+/** The endpoints whose requests are texts to read, with nothing generated (docs/endpoints.md). */
 export const INPUT_ENDPOINTS = ['embeddings', 'rerank', 'score', 'moderations'] as const;
+/** The API endpoints a route serves: chat completions, image generations, and the input endpoints. */
 const endpointSchema = z.enum(['chat', 'images', ...INPUT_ENDPOINTS]);
 /** Every endpoint, in the order /v1/models lists them. */
 export const ENDPOINTS = endpointSchema.options;
