@@ -194,6 +194,15 @@ describe('embeddings, rerank, score and moderations', () => {
     expect(models.find((m) => m.id === 'emb')?.endpoints).toEqual(['embeddings']);
     expect(models.find((m) => m.id === 'rr')?.endpoints).toEqual(['rerank', 'score']);
     expect(models.find((m) => m.id === 'chat-1')?.endpoints).toEqual(['chat', 'images']);
+    expect(((await client.models.retrieve('rr')) as { endpoints?: string[] }).endpoints).toEqual(['rerank', 'score']);
+  });
+
+  it('answers another method with 405 and Allow: POST', async () => {
+    for (const path of ['/v1/embeddings', '/v2/rerank', '/v1/score', '/v2/moderations']) {
+      const res = await call('GET', `${gw.url}${path}`, undefined, bearer(alice.key));
+      expectError(res, 405, 'method_not_allowed');
+      expect(res.headers.allow).toBe('POST');
+    }
   });
 
   it('records each request with its endpoint, the backend\'s tokens and the price table\'s cost; moderations estimated', async () => {
