@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
-import type { Endpoint, Version } from './config/schema';
+import { INPUT_ENDPOINTS, type Endpoint, type Version } from './config/schema';
 import { GatewayError } from './contract/errors';
 import { Context, requestIdOf } from './pipeline/context';
 import { runFinishHooks } from './pipeline/runner';
@@ -19,6 +19,7 @@ import { errorMiddleware, lastResort } from './api/errors';
 import { sendJson } from './plumbing/send-json';
 import { logAccess } from './api/access-log';
 import { passThrough } from './api/passthrough/admit';
+import { inputsEndpoint } from './api/inputs';
 import { requestCost } from './pricing/request-cost';
 
 export interface GatewayState {
@@ -131,6 +132,20 @@ function passthroughRoutes(state: GatewayState) {
   };
 }
 
+/**
+ * A pass-through route configured on an input endpoint's path (as before the
+ * gateway served it) keeps serving it: the operator's route wins until it is
+ * removed (docs/endpoints.md#pass-through-routes).
+ */
+function passthroughFirst(state: GatewayState) {
+  const passthrough = passthroughRoutes(state);
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const found = state.runtime.passthrough.match(req.method, req.url);
+    if (found !== undefined && 'route' in found) passthrough(req, res, next);
+    else next();
+  };
+}
+
 const MCP_METHODS = new Set(['POST', 'GET', 'DELETE']);
 
 /** /mcp (every server a key may use) and /mcp/<server>: the runtime current at arrival serves it to the end, as for the API. */
@@ -179,6 +194,8 @@ export function createApp(state: GatewayState): GatewayHandler {
   for (const v of VERSIONS) {
     api('post', `/${v}/chat/completions`, v, 'chat', chatCompletions, true);
     api('post', `/${v}/images/generations`, v, 'images', imageGenerations, true);
+    // A pass-through route may serve an input endpoint's path instead (docs/endpoints.md): those take the router.
+    for (const e of INPUT_ENDPOINTS) router.post(`/${v}/${e}`, passthroughFirst(state), apiRoute(state, `/${v}/${e}`, v, e, inputsEndpoint(e), true));
     api('get', `/${v}/models`, v, 'models', listModels, false);
     api('get', `/${v}/models/*id`, v, 'models', retrieveModel, false);
   }
@@ -213,6 +230,8 @@ export function createApp(state: GatewayState): GatewayHandler {
   router.all('/healthz', methodNotAllowed('GET, HEAD'));
   router.all('/readyz', methodNotAllowed('GET, HEAD'));
   router.use(passthroughRoutes(state));
+  // After the pass-through routes: one of them may serve another method on an input endpoint's path.
+  for (const v of VERSIONS) for (const e of INPUT_ENDPOINTS) router.all(`/${v}/${e}`, methodNotAllowed('POST'));
   router.use((req, _res, next) => {
     const path = (req.url ?? '/').split('?')[0].slice(0, 200);
     next(new GatewayError('not_found', `No such endpoint: ${req.method} ${path}. See the README for the endpoints this gateway serves.`));

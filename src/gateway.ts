@@ -3,6 +3,7 @@
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
 import { createApp, type GatewayState } from './app';
+import { shadowedEndpoints } from './api/passthrough/routes';
 import type { ExtraCheck, LoadedConfig } from './config/load';
 import type { GatewayConfig } from './config/schema';
 import { PluginRegistry } from './pipeline/registry';
@@ -48,6 +49,19 @@ export function warnIfMetricsUncounted(listenerOn: boolean, config: Pick<Gateway
   const counting = plugins.filter((def) => def.recordsRequests === true);
   if (config.plugins.some((p) => counting.some((def) => def.name === p.name))) return;
   logger.warn({ fix: `add "- { name: ${counting[0]?.name ?? 'metrics'} }" last in plugins, or set server.metrics.port: 0` }, 'metrics listener is on but no plugin in plugins counts requests: no request is counted');
+}
+
+/**
+ * What a config does that its operator may not expect, warned at start and on
+ * every reload: a metrics listener with nothing to count, a pass-through
+ * route that keeps one of the gateway's own input endpoints from serving.
+ */
+export function warnAboutConfig(listenerOn: boolean, config: Pick<GatewayConfig, 'plugins' | 'passthrough'>, logger: Logger): void {
+  warnIfMetricsUncounted(listenerOn, config, logger);
+  for (const { index, path } of shadowedEndpoints(config.passthrough)) {
+    logger.warn({ route: `passthrough[${index}]`, path, fix: 'remove the pass-through route to have the gateway serve the path (docs/endpoints.md#pass-through-routes)' },
+      'a pass-through route serves a path the gateway serves itself: its requests pass through, without the endpoint\'s limits, prices, token budgets or usage records');
+  }
 }
 
 /** The checks every config gets, with the built-in plugins (and any extra ones): a start, a reload, `sluice config check`. */

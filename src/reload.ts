@@ -8,7 +8,7 @@ import { Counter, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { ConfigError, loadConfigFile } from './config/load';
 import type { GatewayConfig } from './config/schema';
-import { warnIfMetricsUncounted, type Gateway } from './gateway';
+import { warnAboutConfig, type Gateway } from './gateway';
 
 const METRIC = 'sluice_config_reloads_total';
 
@@ -33,7 +33,7 @@ export function reportReloaded(counter: ReloadCounter, logger: Logger, file: str
   logger.info({ config: file, keys: config.keys.length, routes: config.routes.length, ...extra }, 'config reloaded');
   if (JSON.stringify(before.server) !== JSON.stringify(config.server)) logger.warn({ config: file }, 'server.* settings (listeners, workers, body limit aside) take effect only after a restart');
   if (JSON.stringify(adminListenerOf(before)) !== JSON.stringify(adminListenerOf(config))) logger.warn({ config: file }, 'the admin listener (admin.host, admin.port) changes only after a restart; admin keys and the runtime keys\' store apply now');
-  warnIfMetricsUncounted(metricsListenerOn, config, logger);
+  warnAboutConfig(metricsListenerOn, config, logger);
 }
 
 /** The line and count of a reload that was refused: the old config stays. */

@@ -181,6 +181,7 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     reply,
     dropped: droppedReporter(deps.services.metrics, deps.logger),
     responses: new StoredTurns(deps.services.responses, reply),
+    endpointLimits: config.endpointLimits,
     prices,
     spend,
     tracing,

@@ -10,7 +10,7 @@ import { createPublicServer } from './plumbing/http-server';
 import { ConfigError, defaultConfigPath, loadConfigFile, parseConfigText, readConfigText, type LoadedConfig } from './config/load';
 import type { GatewayConfig } from './config/schema';
 import { createLogger, type Logger } from './plumbing/log';
-import { createGateway, gatewayConfigCheck, startAdminListener, warnIfMetricsUncounted, type Gateway } from './gateway';
+import { createGateway, gatewayConfigCheck, startAdminListener, warnAboutConfig, type Gateway } from './gateway';
 import type { AdminServer } from './admin/server';
 import type { WorkerLink } from './contract/plugin';
 import { closeDemoBackends } from './runtime';
@@ -90,7 +90,7 @@ async function startSingle(loaded: LoadedConfig, logger: Logger): Promise<Runnin
   logger.info({ url: running.url, config: loaded.file, pid: process.pid }, 'listening');
   if (metrics) logger.info({ url: `${metrics.url}/metrics`, token: loaded.config.server.metrics.token !== undefined }, 'metrics listening');
   if (admin) logger.info({ url: `${admin.url}/admin/keys` }, 'admin listening');
-  warnIfMetricsUncounted(metrics !== undefined, loaded.config, logger);
+  warnAboutConfig(metrics !== undefined, loaded.config, logger);
   return running;
 }
 

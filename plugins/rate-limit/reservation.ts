@@ -11,7 +11,7 @@
 // estimate's error would be multiplied by every request in flight, each of
 // which may have reserved too little, so only a bound holds a hard budget;
 // a soft one reserves the typical estimate.
-import { estimateTokens, outputCapOf, promptChars, promptTokenBound, type Price, type RequestContext, type Usage } from '../../src';
+import { outputCapOf, promptEstimate, promptTokenBound, type Price, type RequestContext, type Usage } from '../../src';
 import type { CompiledBudget } from './policy';
 
 const count = (v: unknown): number | undefined => (typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : undefined);
@@ -47,7 +47,7 @@ export function dearest(prices: ReadonlyArray<Price | undefined>): Ask['price'] 
 
 /** What the request asks for (its price added by the caller); `hard`: some budget it reserves in is hard. */
 export function askOf(ctx: RequestContext, hard: boolean): Ask {
-  const prompt = Math.max(estimateTokens(promptChars(ctx)), 1);
+  const prompt = Math.max(promptEstimate(ctx), 1);
   const bound = hard ? Math.max(promptTokenBound(ctx), prompt) : prompt;
   const params = ctx.chat?.model_params;
   if (params === undefined) return { prompt, bound, n: 1, cap: 0 };

@@ -2,6 +2,7 @@
 // upstreams, and the services a request meets on its way. src/runtime.ts
 // builds the whole runtime, which is this and more; the API never imports it.
 import type { Admission } from '../admission';
+import type { EndpointLimits } from '../config/endpoint-limits-schema';
 import type { FleetMetrics } from '../fleet/metrics';
 import type { Pipeline } from '../pipeline/pipeline';
 import type { Reply } from '../proxy/reply';
@@ -24,4 +25,6 @@ export interface ApiRuntime {
   readonly dropped: DroppedReporter;
   /** The Responses API's stored turns, when the gateway keeps them. */
   readonly responses: StoredTurns;
+  /** What one request of an input endpoint may carry (embeddings, rerank, score, moderations). */
+  readonly endpointLimits: EndpointLimits;
 }

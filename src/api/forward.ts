@@ -11,7 +11,9 @@ import type { ApiRuntime } from './api-runtime';
 import type { Exchange } from '../proxy/exchange';
 import { decideFallback, type FallbackOption } from './fallback-decision';
 
-const UPSTREAM_PATH: Record<Endpoint, string> = { chat: '/chat/completions', images: '/images/generations' };
+const UPSTREAM_PATH: Record<Endpoint, string> = {
+  chat: '/chat/completions', images: '/images/generations', embeddings: '/embeddings', rerank: '/rerank', score: '/score', moderations: '/moderations',
+};
 
 /** Sends the request on its route; a request of another client protocol in the format its exchange chooses for that upstream. */
 export function forwardTo(runtime: ApiRuntime, ctx: Context, endpoint: Endpoint, route: Route, model: string, exchange?: Exchange): void {

@@ -3,7 +3,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { GatewayError } from '../contract/errors';
 import { authorizeModel } from '../auth/keys';
-import type { Endpoint } from '../config/schema';
+import { ENDPOINTS, type Endpoint } from '../config/schema';
 import type { Context } from '../pipeline/context';
 import { runOutputRulesHooks, runRequestHooks } from '../pipeline/runner';
 import type { ApiRuntime } from './api-runtime';
@@ -46,7 +46,7 @@ export async function routeAndForward(req: ApiRequest, res: Response, next: Next
   const model = ctx.model!;
   authorizeModel(ctx.principal!, model);
   if (route === undefined) {
-    throw new GatewayError('model_not_found', `Model "${model}" is not available for ${endpoint === 'chat' ? 'chat completions' : 'image generation'} on /${ctx.version}. GET /${ctx.version}/models lists the models your key may use.`, { param: 'model' });
+    throw new GatewayError('model_not_found', `Model "${model}" is not available for ${ENDPOINT_NAMES[endpoint]} on /${ctx.version}. GET /${ctx.version}/models lists the models your key may use.`, { param: 'model' });
   }
   if (exchange !== undefined && !exchange.serves(runtime.upstreams.get(route.upstream)!, ctx)) throw cannotServe(model);
   ctx.route = route;
@@ -61,6 +61,11 @@ export async function routeAndForward(req: ApiRequest, res: Response, next: Next
   if (route.fallbacks.length > 0) ctx.forwarding.fallbacks = new FallbackChain(runtime, ctx, endpoint, route, exchange);
   forwardTo(runtime, ctx, endpoint, route, model, exchange);
 }
+
+/** What each endpoint serves, as a refusal names it. */
+const ENDPOINT_NAMES: Record<Endpoint, string> = {
+  chat: 'chat completions', images: 'image generation', embeddings: 'embeddings', rerank: 'rerank', score: 'scores', moderations: 'moderations',
+};
 
 /** A model whose backend speaks only the service interface's chat, asked for what that cannot say (tools, tool results, parts). */
 const cannotServe = (model: string): GatewayError => new GatewayError('invalid_request',
@@ -86,8 +91,6 @@ export async function imageGenerations(req: Request, res: Response, next: NextFu
   r.sluice.model = image.model;
   await routeAndForward(r, res, next, 'images', route);
 }
-
-const ENDPOINTS: readonly Endpoint[] = ['chat', 'images'];
 
 const modelObject = (m: ListedModel) => ({ id: m.id, object: 'model', created: 0, owned_by: 'sluice', endpoints: m.endpoints });
 

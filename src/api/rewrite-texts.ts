@@ -10,11 +10,13 @@ import type { RequestSource } from '../pipeline/context';
 import { messageTexts } from './chat-messages';
 import { paramTexts } from '../request/chat-params';
 import { rewriteStrings, type Rewrite } from '../request/rewrite-strings';
+import { rewriteInputs } from '../request/inputs';
 
 /**
  * Rewrites every text of the request through `fn` (message contents and text
  * parts, tool calls' arguments, tool results, tool definitions, instructions,
- * string parameters, the image prompt; for a Responses or Messages request
+ * string parameters, the image prompt, the inputs, queries and documents of
+ * an input endpoint; for a Responses or Messages request
  * the client's own body, which a backend serving that API receives). Names,
  * ids, roles, types, URLs and encoded data are left as they are. Returns true
  * when a text changed; ctx.texts is then the rewritten request's.
@@ -30,6 +32,13 @@ export function rewriteTexts(ctx: RequestContext, fn: Rewrite): boolean {
     paramTexts(model_params, texts);
     ctx.image = { ...image, prompt, model_params, texts };
     ctx.texts = texts;
+    return true;
+  }
+  if (ctx.inputs !== undefined) {
+    const inputs = rewriteInputs(ctx.inputs, fn);
+    if (inputs === undefined) return false;
+    ctx.inputs = inputs;
+    ctx.texts = inputs.texts;
     return true;
   }
   if (source !== undefined) {

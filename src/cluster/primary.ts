@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { Counter, Gauge } from 'prom-client';
 import type { Logger } from 'pino';
 import { ConfigError, parseConfigText, readConfigText, type LoadedConfig } from '../config/load';
-import { gatewayConfigCheck, primaryPlugins, startAdminListener, warnIfMetricsUncounted } from '../gateway';
+import { gatewayConfigCheck, primaryPlugins, startAdminListener, warnAboutConfig } from '../gateway';
 import { keepKeysForWorkers } from '../keys/primary-keys';
 import { serveSpend } from '../spend';
 import type { AdminServer } from '../admin/server';
@@ -173,7 +173,7 @@ export async function startPrimary({ loaded, text, workers: count, logger }: Pri
   logger.info({ url: first.url, config: current.file, pid: process.pid, workers: count }, 'listening');
   if (metrics) logger.info({ url: `${metrics.url}/metrics`, token: m.token !== undefined }, 'metrics listening');
   if (admin) logger.info({ url: `${admin.url}/admin/keys` }, 'admin listening');
-  warnIfMetricsUncounted(metrics !== undefined, config, logger);
+  warnAboutConfig(metrics !== undefined, config, logger);
 
   const reload = serialized(async () => {
     const { file } = current;

@@ -7,6 +7,7 @@ import { affinitySchema, engineMetricsSchema, healthSchema, scoringSchema } from
 import { intLike, sizeLike } from './values';
 import { mcpAccessSchema, mcpLimitsSchema, mcpSchema } from './mcp-schema';
 import { pricingSchema } from './pricing-schema';
+import { endpointLimitsSchema } from './endpoint-limits-schema';
 import { adminSchema, redisSchema, responsesSchema, sha256Digest, spendSchema, telemetrySchema } from './services-schema';
 
 export { MAX_MCP_LIMITS, MCP_SERVER_NAME, mcpAccessSchema, mcpLimitSchema, mcpLimitsSchema, mcpSchema } from './mcp-schema';
@@ -140,7 +141,12 @@ const CORE_FIELDS = ['model', 'messages', 'prompt', 'stream', 'model_params'];
 const fieldName = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be a request field name such as store or top_k')
   .refine((name) => !CORE_FIELDS.includes(name), { message: `must not be one of ${CORE_FIELDS.join(', ')}: a request without it is not a request` });
 
-const endpointSchema = z.enum(['chat', 'images']);
+/** The endpoints whose requests are texts to read, with nothing generated (docs/endpoints.md). */
+export const INPUT_ENDPOINTS = ['embeddings', 'rerank', 'score', 'moderations'] as const;
+/** The API endpoints a route serves: chat completions, image generations, and the input endpoints. */
+const endpointSchema = z.enum(['chat', 'images', ...INPUT_ENDPOINTS]);
+/** Every endpoint, in the order /v1/models lists them. */
+export const ENDPOINTS = endpointSchema.options;
 const versionSchema = z.enum(['v1', 'v2']);
 
 export const routeSchema = z.looseObject({
@@ -210,6 +216,8 @@ export const configSchema = z.strictObject({
   mcp: mcpSchema.optional(),
   plugins: z.array(pluginEntrySchema).default([]),
   pricing: pricingSchema,
+  /** What one request of an input endpoint may carry (docs/endpoints.md). */
+  endpointLimits: endpointLimitsSchema,
   spend: spendSchema,
   telemetry: telemetrySchema,
 });
@@ -220,6 +228,8 @@ export type AdminConfig = NonNullable<GatewayConfig['admin']>;
 export type UpstreamConfig = z.infer<typeof upstreamSchema>;
 export type RouteConfig = GatewayConfig['routes'][number];
 export type Endpoint = z.infer<typeof endpointSchema>;
+/** The endpoints whose requests are texts to read, not a conversation or a prompt (docs/endpoints.md). */
+export type InputEndpoint = (typeof INPUT_ENDPOINTS)[number];
 export type Version = z.infer<typeof versionSchema>;
 export type PluginEntry = GatewayConfig['plugins'][number];
 export type PassthroughConfig = GatewayConfig['passthrough'][number];

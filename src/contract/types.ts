@@ -101,6 +101,22 @@ export interface ImageRequest {
   texts: string[];
 }
 
+/**
+ * A request of an input endpoint (embeddings, rerank, score, moderations):
+ * texts a model reads, encodes or scores, and nothing generated.
+ */
+export interface InputsRequest {
+  model: string;
+  /** The body as the backend receives it (the model renamed as it is sent); the texts in it as the transform stage left them. */
+  body: Readonly<Record<string, unknown>>;
+  /** The body's fields that hold the texts (input; query and documents; text_1 and text_2). */
+  fields: readonly string[];
+  /** Every text the backend will read, each input and document its own. */
+  texts: string[];
+  /** Tokens the request gives as ids rather than text (embeddings' token arrays): estimates and bounds count them one for one. */
+  tokenIds: number;
+}
+
 export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;

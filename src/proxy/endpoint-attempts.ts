@@ -18,7 +18,7 @@ import { decideRetry, type RetryReason } from '../fleet/retry-decision';
 import type { Attempt, CallSettings } from './attempt';
 import { UpstreamCall } from './call';
 import type { Reply } from './reply';
-import type { AttemptSpan } from '../tracing/attempt-span';
+import { operationName, type AttemptSpan } from '../tracing/attempt-span';
 
 /** An endpoint of the fleet with its connection pool. */
 export interface Backend {
@@ -100,7 +100,7 @@ export class Fleet {
     const p = this.parts;
     const { request, where } = tries;
     return ctx.trace!.attempt({
-      operation: ctx.endpoint === 'images' ? 'generate_content' : 'chat', provider: p.provider, model: request.model, upstream: p.name,
+      operation: operationName(ctx.endpoint), provider: p.provider, model: request.model, upstream: p.name,
       endpoint: b.member.shown, host: b.host, port: b.port, attempt: ctx.forwarding.attempts, picker: p.pickerName,
       // A retry on the same endpoint, or over a fresh connection, was not the picker's choice.
       pickerReason: where === 'same' ? 'same_endpoint' : where === 'fresh' ? 'fresh_connection' : request.reason,

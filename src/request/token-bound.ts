@@ -24,14 +24,15 @@ export const PER_TEXT_TOKENS = 8;
 /** Template tokens of one request: start of text, generation prompt, a date or default system line. */
 export const PER_REQUEST_TOKENS = 32;
 
-/** What a bound reads of a request: the texts it forwards. */
+/** What a bound reads of a request: the texts it forwards, and the tokens it gives as ids (embeddings' token arrays). */
 interface Texts {
   readonly texts: readonly string[];
+  readonly inputs?: { readonly tokenIds: number };
 }
 
 /** The most prompt tokens any tokenizer can count for the request's texts (see above). */
 export function promptTokenBound(ctx: Texts): number {
-  let tokens = PER_REQUEST_TOKENS;
+  let tokens = PER_REQUEST_TOKENS + (ctx.inputs?.tokenIds ?? 0);
   for (const text of ctx.texts) tokens += Buffer.byteLength(text, 'utf8') + PER_TEXT_TOKENS;
   return tokens;
 }

@@ -34,8 +34,20 @@ export function readUsage(raw: unknown): Usage | undefined {
   return usage;
 }
 
-/** What an estimate reads of a request: the texts it forwards. */
-type Texts = Pick<RequestContext, 'texts'>;
+/**
+ * The usage of an answer that generated nothing (embeddings, rerank, score):
+ * its prompt tokens, or the total when the backend counts only that (vLLM's
+ * rerank); undefined when it reported no count.
+ */
+export function readInputUsage(raw: unknown): Usage | undefined {
+  if (raw === null || typeof raw !== 'object') return undefined;
+  const u = raw as Record<string, unknown>;
+  const prompt = isCount(u.prompt_tokens) ? u.prompt_tokens : isCount(u.total_tokens) ? u.total_tokens : undefined;
+  return prompt === undefined ? undefined : { prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt, estimated: false };
+}
+
+/** What an estimate reads of a request: the texts it forwards, and the token ids an input request gives. */
+type Texts = Pick<RequestContext, 'texts' | 'inputs'>;
 
 export function promptChars(ctx: Texts): number {
   let chars = 0;
@@ -43,8 +55,11 @@ export function promptChars(ctx: Texts): number {
   return chars;
 }
 
+/** The typical prompt tokens of a request: its texts at about four characters a token, its token ids as they are. */
+export const promptEstimate = (ctx: Texts): number => estimateTokens(promptChars(ctx)) + (ctx.inputs?.tokenIds ?? 0);
+
 export function estimateUsage(ctx: Texts, completionChars: number): Usage {
-  const prompt = estimateTokens(promptChars(ctx));
+  const prompt = promptEstimate(ctx);
   const completion = estimateTokens(completionChars);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, estimated: true };
 }

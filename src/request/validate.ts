@@ -10,7 +10,8 @@ import type { FieldRules } from '../contract/types';
 /** Model ids are names, not payloads: longer ones are refused before they reach a log, a label or a cache. */
 export const MODEL_ID_MAX = 256;
 
-export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
+/** `unknownHint`: what to do with a field the schema does not know (chat's: put it in model_params). */
+export function parseBody<T>(schema: z.ZodType<T>, body: unknown, unknownHint = 'Model-specific parameters go in model_params.'): T {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
   }
@@ -22,7 +23,7 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   const issue = innermostIssue(schema.safeParse(body, { reportInput: true }).error!.issues[0]);
   const param = issuePath(issue) || null;
   const message = issue.code === 'unrecognized_keys' && issue.path.length === 0
-    ? `${param} is not a known field of this request. Model-specific parameters go in model_params.`
+    ? `${param} is not a known field of this request. ${unknownHint}`
     : `${describeIssue(issue)}.`;
   throw new GatewayError('invalid_request', message, { param });
 }

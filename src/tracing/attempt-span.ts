@@ -7,8 +7,13 @@ import { defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, ty
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 
 /** What the fleet knows of an attempt as it starts. */
+/** gen_ai.operation.name of a request to `endpoint`: the GenAI conventions' name, else the endpoint's own (rerank, score, moderations). */
+export function operationName(endpoint: string): string {
+  return endpoint === 'images' ? 'generate_content' : endpoint === 'chat' ? 'chat' : endpoint;
+}
+
 export interface AttemptFacts {
-  /** gen_ai.operation.name: chat, or generate_content for images. */
+  /** gen_ai.operation.name (operationName): chat, generate_content for images, embeddings, rerank, score, moderations. */
   operation: string;
   provider: string;
   /** The model as sent upstream. */

@@ -11,7 +11,7 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type Span,
 import type { Outcome, RequestContext } from '../contract/plugin';
 import { isGatewayError } from '../contract/errors';
 import { AnswerFacts } from './answer';
-import { AttemptSpan, injectParent, type AttemptFacts } from './attempt-span';
+import { AttemptSpan, injectParent, operationName, type AttemptFacts } from './attempt-span';
 import { inputMessages, outputMessages } from './content';
 
 /** What every request trace of one config shares. */
@@ -156,9 +156,14 @@ export class RequestTrace {
   /** What the client asked: the model and sampling parameters, in the GenAI conventions. */
   private request(ctx: RequestContext): void {
     const s = this.server;
+    if (ctx.inputs !== undefined) {
+      s.setAttribute('gen_ai.operation.name', operationName(ctx.endpoint));
+      s.setAttribute('gen_ai.request.model', ctx.inputs.model);
+      return;
+    }
     const asked = ctx.chat ?? ctx.image;
     if (asked === undefined) return;
-    s.setAttribute('gen_ai.operation.name', ctx.chat !== undefined ? 'chat' : 'generate_content');
+    s.setAttribute('gen_ai.operation.name', operationName(ctx.chat !== undefined ? 'chat' : 'images'));
     s.setAttribute('gen_ai.request.model', asked.model);
     const params = asked.model_params;
     const maxTokens = num(params.max_completion_tokens) ?? num(params.max_tokens) ?? num(params.max_output_tokens);

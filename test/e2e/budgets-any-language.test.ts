@@ -6,12 +6,10 @@
 // budget: what the backend itself reports it served never exceeds either,
 // and each budget's count settles to exactly that.
 import { startMeteredBackend, type MeteredBackend, type Served } from '../support/metered-backend';
-import { freePort, spawnGateway, type GatewayProcess } from '../support/process';
-import { deletePrefix, sharedRedisUrl, uniquePrefix } from '../support/redis';
+import { startSharedReplicas, type SharedReplicas } from '../support/replicas';
 import { makeKey } from '../support/gateway';
 import { bearer, post, postSse, type JsonResponse } from '../support/http';
 import { until } from '../support/wait';
-import Redis from 'ioredis';
 
 jest.setTimeout(120_000);
 
@@ -27,36 +25,28 @@ const chat = (stream: boolean) => ({ model: 'm-1', stream, max_tokens: MAX_TOKEN
 describe('hard budgets whatever the language, across two replicas of two workers', () => {
   const usd = makeKey('usd', { limits: { dollars: DOLLAR_BUDGET / 1e9, dollarWindow: 'day' } });
   const tok = makeKey('tok', { limits: { tokens: TOKEN_BUDGET, windowSeconds: 3600 } });
-  const prefix = uniquePrefix();
   let backend: MeteredBackend;
-  let replicas: GatewayProcess[];
-  let redis: Redis;
+  let stack: SharedReplicas;
 
   beforeAll(async () => {
     backend = await startMeteredBackend({ words: MAX_TOKENS, gapMs: 5, promptTokens: 'chars' });
-    redis = new Redis(sharedRedisUrl());
-    const config = async () => JSON.stringify({
-      server: { host: '127.0.0.1', port: 0, workers: 2, drainSeconds: 1, metrics: { port: await freePort() } },
-      redis: { url: sharedRedisUrl(), prefix, commandTimeoutMs: 2000 },
+    stack = await startSharedReplicas({
       keys: [usd.entry, tok.entry],
       upstreams: { b: { url: backend.base, format: 'openai' } },
       routes: [{ model: '*', upstream: 'b' }],
       pricing: PRICING,
       plugins: [{ name: 'rate-limit' }],
     });
-    replicas = [await spawnGateway(await config()), await spawnGateway(await config())];
   });
   afterAll(async () => {
-    for (const gw of replicas ?? []) gw.kill();
+    await stack?.close();
     await backend?.close();
-    await deletePrefix(sharedRedisUrl(), prefix);
-    redis?.disconnect();
   });
 
   /** 60 at once, half streamed, alternating replicas, each on a connection of its own (so all four workers serve). */
   function burst(key: string): Promise<JsonResponse[]> {
     return Promise.all(Array.from({ length: 60 }, (_, i) => {
-      const url = `${replicas[i % 2].url}/v1/chat/completions`;
+      const url = `${stack.replicas[i % 2].url}/v1/chat/completions`;
       if (i % 4 < 2) return post(url, chat(false), bearer(key), true);
       return postSse(url, chat(true), bearer(key), undefined, true).then((r): JsonResponse => ({ status: r.status, headers: r.headers, text: r.raw, body: r.status === 200 ? {} : JSON.parse(r.raw) }));
     }));
@@ -68,25 +58,25 @@ describe('hard budgets whatever the language, across two replicas of two workers
     expect(first.every((r) => r.status === 200 || r.status === 429)).toBe(true);
     expect(first.some((r) => r.status === 200)).toBe(true);
     expect(first.some((r) => r.status === 429)).toBe(true);
-    await until(async () => Number(await redis.get(counter)) === spent(backend.served.slice(before)), 'the first burst settled');
+    await until(async () => Number(await stack.redis.get(counter)) === spent(backend.served.slice(before)), 'the first burst settled');
     const second = await burst(key);
     expect(second.every((r) => r.status === 200 || r.status === 429)).toBe(true);
     const served = backend.served.slice(before);
     expect(served.length).toBe([...first, ...second].filter((r) => r.status === 200).length);
     // The backend counted 4,000 prompt tokens a request, four times the typical estimate.
     expect(served.every((s) => s.prompt === 4000 && s.maxTokens === MAX_TOKENS)).toBe(true);
-    await until(async () => Number(await redis.get(counter)) === spent(served), 'the budget settled to what was spent');
+    await until(async () => Number(await stack.redis.get(counter)) === spent(served), 'the budget settled to what was spent');
     return served;
   }
 
   it('a dollar budget: never overspent by 60 concurrent requests whose prompts the estimate takes for a quarter of their tokens', async () => {
-    const counter = `${prefix}{key:usd}:dollars:${new Date().toISOString().slice(0, 10)}`;
+    const counter = `${stack.prefix}{key:usd}:dollars:${new Date().toISOString().slice(0, 10)}`;
     const spent = (served: Served[]) => served.reduce((n, s) => n + costNanos(s), 0);
     expect(spent(await twoBursts(usd.key, counter, spent))).toBeLessThanOrEqual(DOLLAR_BUDGET);
   });
 
   it('a token budget: never overspent by the same', async () => {
-    const counter = `${prefix}{key:tok}:tokens`;
+    const counter = `${stack.prefix}{key:tok}:tokens`;
     const spent = (served: Served[]) => served.reduce((n, s) => n + s.prompt + s.completion, 0);
     expect(spent(await twoBursts(tok.key, counter, spent))).toBeLessThanOrEqual(TOKEN_BUDGET);
   });

@@ -77,4 +77,8 @@ describe('promptTokenBound', () => {
     const cjk = '中'.repeat(4000);
     expect(promptTokenBound({ texts: [cjk] })).toBeGreaterThanOrEqual(4000);
   });
+
+  it('counts token ids (embeddings\' token arrays) one for one: a tokenizer reads each as the token it is', () => {
+    expect(promptTokenBound({ texts: ['ab'], inputs: { tokenIds: 100 } })).toBe(PER_REQUEST_TOKENS + 100 + 2 + PER_TEXT_TOKENS);
+  });
 });

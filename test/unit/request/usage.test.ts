@@ -1,4 +1,4 @@
-import { CHARS_PER_TOKEN, estimateTokens, estimateUsage, promptChars, publicUsage, readUsage } from '../../../src/request/usage';
+import { CHARS_PER_TOKEN, estimateTokens, estimateUsage, promptChars, promptEstimate, publicUsage, readInputUsage, readUsage } from '../../../src/request/usage';
 import type { Context } from '../../../src/pipeline/context';
 
 // estimateUsage reads only the request part of a context.
@@ -61,5 +61,24 @@ describe('readUsage', () => {
 describe('publicUsage', () => {
   it('drops the estimated flag', () => {
     expect(publicUsage({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3, estimated: true })).toEqual({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 });
+  });
+});
+
+describe('readInputUsage', () => {
+  it('reads prompt_tokens, else total_tokens (vLLM\'s rerank), as input tokens only', () => {
+    expect(readInputUsage({ prompt_tokens: 7, total_tokens: 7 })).toEqual({ prompt_tokens: 7, completion_tokens: 0, total_tokens: 7, estimated: false });
+    expect(readInputUsage({ total_tokens: 9 })).toEqual({ prompt_tokens: 9, completion_tokens: 0, total_tokens: 9, estimated: false });
+  });
+
+  it('ignores what is not a count: the caller then estimates', () => {
+    for (const raw of [undefined, null, 'x', {}, { prompt_tokens: -1 }, { prompt_tokens: 1.5 }, { total_tokens: '3' }]) expect(readInputUsage(raw)).toBeUndefined();
+  });
+});
+
+describe('promptEstimate', () => {
+  it('counts token ids one for one beside the texts\' characters', () => {
+    const ctx = { texts: ['abcdefgh'], inputs: { tokenIds: 5 } } as unknown as Context;
+    expect(promptEstimate(ctx)).toBe(7);
+    expect(estimateUsage(ctx, 0)).toEqual({ prompt_tokens: 7, completion_tokens: 0, total_tokens: 7, estimated: true });
   });
 });

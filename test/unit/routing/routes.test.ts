@@ -107,3 +107,21 @@ describe('compileRoutes', () => {
     expect(problems[1]).toMatch(/^routes\[1\]\.advertise\[2\]: /);
   });
 });
+
+describe('input endpoints on routes', () => {
+  it('lists them only where a route names them, after chat and images', () => {
+    const table = compileRoutes([route({ model: 'emb', upstream: 'v', endpoints: ['score', 'embeddings'] }), route({ model: 'chat', upstream: 'v' })]);
+    expect(table.listed('v1')).toEqual([{ id: 'emb', endpoints: ['embeddings', 'score'] }, { id: 'chat', endpoints: ['chat', 'images'] }]);
+    expect(table.resolve('chat', 'embeddings', 'v1')).toBeUndefined();
+  });
+
+  it('refuses them on an upstream that does not speak OpenAI\'s format, naming the route', () => {
+    const problems: string[] = [];
+    compileRoutes([
+      route({ model: 'a', upstream: 'native', endpoints: ['chat', 'embeddings', 'rerank'] }),
+      route({ model: 'b', upstream: 'vllm', endpoints: ['moderations'] }),
+      route({ model: 'c', upstream: 'demo', endpoints: ['chat'] }),
+    ], problems, { native: { format: 'native' }, vllm: { format: 'openai' }, demo: { format: 'demo' } });
+    expect(problems).toEqual(['routes[0].endpoints: embeddings, rerank need an upstream of format openai; "native" is native']);
+  });
+});

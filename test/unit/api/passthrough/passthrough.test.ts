@@ -2,7 +2,7 @@
 // method and path reach, and the strings of a body the policy reads.
 import { ConfigError, validateConfig } from '../../../../src/config/load';
 import { gatewayConfigCheck } from '../../../../src/gateway';
-import { compilePassthrough } from '../../../../src/api/passthrough/routes';
+import { compilePassthrough, shadowedEndpoints } from '../../../../src/api/passthrough/routes';
 import { jsonStrings } from '../../../../src/api/passthrough/json-strings';
 
 function problemsOf(config: Record<string, unknown>): string[] {
@@ -91,5 +91,22 @@ describe('jsonStrings', () => {
     for (let i = 0; i < 10; i++) deep = [deep];
     expect(jsonStrings(deep, 10)).toEqual(['x']);
     expect(() => jsonStrings([deep], 10)).toThrow(expect.objectContaining({ reason: 'invalid_json' }));
+  });
+});
+
+describe('shadowedEndpoints', () => {
+  const routes = (passthrough: unknown[]) => validateConfig({ upstreams: { b: { url: 'http://127.0.0.1:9/v1' } }, passthrough }).passthrough;
+
+  it('names each input endpoint a route takes POST on, with the first such route', () => {
+    expect(shadowedEndpoints(routes([
+      { path: '/v1/audio/*', upstream: 'b' },
+      { path: '/v1/embeddings', upstream: 'b' },
+      { path: '/v2/rerank', upstream: 'b', methods: ['POST', 'GET'] },
+      { path: '/v1/embeddings', upstream: 'b', methods: ['POST', 'PUT'] },
+    ]))).toEqual([{ index: 1, path: '/v1/embeddings' }, { index: 2, path: '/v2/rerank' }]);
+  });
+
+  it('leaves out routes of other methods and other paths', () => {
+    expect(shadowedEndpoints(routes([{ path: '/v1/embeddings', upstream: 'b', methods: ['GET'] }, { path: '/v1/completions', upstream: 'b' }, { path: '/v1/rerank/*', upstream: 'b' }]))).toEqual([]);
   });
 });
