@@ -15,19 +15,19 @@ import { packageVersion } from '../plumbing/version';
 export const USAGE = `usage: sluice <command>
 
   sluice serve                      run the gateway in this process (GATEWAY_CONFIG or config/gateway.yaml)
-  sluice keys create --id NAME [--org ORG] [--models GLOB,...]
+  sluice keys create --id NAME [--org ORG] [--team TEAM] [--models GLOB,...]
                                     print a new key once, and its config entry
   sluice keys create --admin        print a new admin key once, and its admin.keys entry
   sluice keys hash                  read a key on stdin, print its SHA-256 digest
 
   With --admin-url URL (or SLUICE_ADMIN_URL) and SLUICE_ADMIN_KEY, against the admin API:
-  sluice keys create --id NAME [--org ORG] [--models GLOB,...] [--limits JSON] [--priority P] [--expires-at ISO]
+  sluice keys create --id NAME [--org ORG] [--team TEAM] [--models GLOB,...] [--limits JSON] [--priority P] [--expires-at ISO]
   sluice keys list | show ID | revoke ID
-  sluice keys update ID [--org ORG] [--models ...] [--limits JSON] [--priority P] [--expires-at ISO] [--clear FIELD,...]
+  sluice keys update ID [--org ORG] [--team TEAM] [--models ...] [--limits JSON] [--priority P] [--expires-at ISO] [--clear FIELD,...]
   sluice keys rotate ID [--grace SECONDS]
-  sluice spend [--key ID] [--org ORG] [--from YYYY-MM-DD] [--to YYYY-MM-DD]
+  sluice spend [--key ID] [--team TEAM] [--org ORG] [--from YYYY-MM-DD] [--to YYYY-MM-DD]
                                     sums per day and in all (default: today, the whole gateway)
-  sluice usage export --since TIME [--until TIME] [--format jsonl|csv]
+  sluice usage export --since TIME [--until TIME] [--team TEAM] [--format jsonl|csv]
                                     the usage records, written as they arrive
   sluice config check [FILE]        validate a config without starting anything; exit 0 or 1
   sluice help, --help, -h           print this text

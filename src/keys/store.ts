@@ -3,6 +3,7 @@
 // through a store; each write also reaches this process's RuntimeKeys at
 // once, so the key answers here before the API does.
 import { GatewayError } from '../contract/errors';
+import type { StoredTeam } from '../teams/stored-team';
 import type { StoredKey } from './stored-key';
 
 export interface KeyStore {
@@ -20,6 +21,14 @@ export interface KeyStore {
   update(id: string, change: (current: StoredKey) => StoredKey): Promise<StoredKey | undefined>;
   /** The record it removed, or undefined when there was none. */
   remove(id: string): Promise<StoredKey | undefined>;
+  /** The runtime teams, kept beside the keys, with the same writes' guarantees. */
+  listTeams(): Promise<StoredTeam[]>;
+  getTeam(name: string): Promise<StoredTeam | undefined>;
+  /** False when the name is taken. */
+  createTeam(record: StoredTeam): Promise<boolean>;
+  updateTeam(name: string, change: (current: StoredTeam) => StoredTeam): Promise<StoredTeam | undefined>;
+  /** The record it removed; undefined when there was none; the ids of the keys that name it when some do (then nothing is removed). */
+  removeTeam(name: string): Promise<StoredTeam | string[] | undefined>;
   close(): Promise<void>;
 }
 

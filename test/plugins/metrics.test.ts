@@ -19,7 +19,7 @@ function context(overrides: Partial<RequestContext> = {}): RequestContext {
   return {
     id: 'req-1', startedAt: 0, version: 'v1', endpoint: 'chat', protocol: 'chat', stream: false, texts: [], timings: {},
     setHeader: () => undefined, capOutput: () => undefined, signal: new AbortController().signal,
-    principal: { id: 'alice', org: 'acme', mayUse: () => true, anyModel: true, entry: {} },
+    principal: { id: 'alice', org: 'acme', team: null, mayUse: () => true, anyModel: true, entry: {} },
     route: { index: 0, upstream: 'b', dialect: 'interface', fallbacks: [], failoverOn: [], continueOnFailure: false, hostedTools: 'drop' },
     ...overrides,
   };
@@ -128,7 +128,7 @@ describe('metrics plugin', () => {
     const registry = new Registry();
     const hooks = await create(registry);
     const usage = { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7, estimated: true };
-    hooks.onFinish!(context({ model: 'glob-listed', usage, principal: { id: 'alice', org: null, mayUse: () => true, anyModel: true, entry: {} } }), outcome(200));
+    hooks.onFinish!(context({ model: 'glob-listed', usage, principal: { id: 'alice', org: null, team: null, mayUse: () => true, anyModel: true, entry: {} } }), outcome(200));
     expect(series(await scrape(registry), 'sluice_tokens_total')).toEqual({
       'estimated=true,key=alice,model=glob-listed,org=,type=prompt': 3,
       'estimated=true,key=alice,model=glob-listed,org=,type=completion': 4,
@@ -138,7 +138,7 @@ describe('metrics plugin', () => {
   it('counts cached and reasoning tokens as their own types, once a request reports some', async () => {
     const registry = new Registry();
     const hooks = await create(registry);
-    const principal = { id: 'alice', org: 'acme', mayUse: () => true, anyModel: true, entry: {} };
+    const principal = { id: 'alice', org: 'acme', team: null, mayUse: () => true, anyModel: true, entry: {} };
     hooks.onFinish!(context({ model: 'glob-listed', usage: { prompt_tokens: 10, completion_tokens: 4, total_tokens: 14, estimated: false }, principal }), outcome(200));
     hooks.onFinish!(context({ model: 'glob-listed', usage: { prompt_tokens: 1200, completion_tokens: 345, total_tokens: 1545, estimated: false, cached_tokens: 400, reasoning_tokens: 120 }, principal }), outcome(200));
     expect(series(await scrape(registry), 'sluice_tokens_total')).toEqual({

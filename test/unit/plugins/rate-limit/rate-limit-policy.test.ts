@@ -38,7 +38,7 @@ describe('rate-limit: refusal wording', () => {
   it('builds the 429 with Retry-After and the details the metrics read', () => {
     const budget = { scope: 'org', kind: 'tokens', points: 100, windowSeconds: 60, window: 'per 60 seconds', hard: true, key: 'k', limiter: undefined as never, limitText: '100' } as const;
     const err = rateLimited({ budget, remaining: 0, msBeforeNext: 2500 });
-    expect(err).toMatchObject({ reason: 'rate_limited', status: 429, param: null, headers: { 'retry-after': '3' }, details: { scope: 'org', budget: 'tokens' } });
+    expect(err).toMatchObject({ reason: 'rate_limited', status: 429, param: 'org', headers: { 'retry-after': '3' }, details: { scope: 'org', budget: 'tokens' } });
   });
 });
 
