@@ -15,7 +15,7 @@ export function modelLabeler(config: GatewayConfig): (model: string | undefined)
 }
 
 /** `backend`: the model's backend answered 429 and is resting until its Retry-After. */
-export const SCOPE_VALUES = ['key', 'org', 'model', 'upstream', 'backend'] as const;
+export const SCOPE_VALUES = ['key', 'team', 'org', 'model', 'upstream', 'backend'] as const;
 export const BUDGET_VALUES = ['requests', 'tokens', 'concurrency'] as const;
 export const KIND_VALUES = ['connect', 'timeout', 'status', 'stream'] as const;
 /** The endpoints whose requests carry text to filter. */

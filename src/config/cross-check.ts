@@ -1,7 +1,7 @@
 // Checks of a whole config beyond its schema, and the salvage of a config
 // that failed it, so that every problem is reported in one round.
 import { z } from 'zod';
-import { adminSchema, keySchema, mcpAccessSchema, orgSchema, teamSchema, passthroughSchema, pluginEntrySchema, redisSchema, routeSchema, upstreamSchema, type ConfigView } from './schema';
+import { adminSchema, keySchema, mcpAccessSchema, orgSchema, teamSchema, passthroughSchema, pluginEntrySchema, redisSchema, routeSchema, upstreamSchema, TEAM_NAME, type ConfigView } from './schema';
 
 const isMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -88,6 +88,7 @@ export function crossCheck(config: ConfigView): string[] {
     if (team !== undefined) problems.push(`keys[${i}].team: ${team}`);
   });
   for (const [name, team] of Object.entries(config.teams ?? {})) {
+    if (!TEAM_NAME.test(name)) problems.push(`teams.${name}: a team's name must be 1-64 letters, digits, dot, dash or underscore`);
     if (team?.org !== undefined && orgs !== undefined && !Object.hasOwn(orgs, team.org)) problems.push(`teams.${name}.org: unknown org "${team.org}"`);
   }
   problems.push(...adminProblems(config), ...mcpProblems(config));
