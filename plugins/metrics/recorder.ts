@@ -82,8 +82,8 @@ export class Recorder {
    */
   startAtZero(upstreams: readonly string[]): void {
     for (const scope of SCOPE_VALUES) {
-      // A model or an upstream has only an in-flight limit, a resting backend only requests; a key and an org have every kind.
-      const budgets = scope === 'model' || scope === 'upstream' ? ['concurrency'] : scope === 'backend' ? ['requests'] : BUDGET_VALUES;
+      // A model or an upstream has only an in-flight limit, a resting backend only requests, a team only budgets; a key and an org have every kind.
+      const budgets = scope === 'model' || scope === 'upstream' ? ['concurrency'] : scope === 'backend' ? ['requests'] : scope === 'team' ? ['requests', 'tokens'] : BUDGET_VALUES;
       for (const budget of budgets) this.metrics.rateLimited.inc({ scope, budget }, 0);
     }
     for (const endpoint of FILTERED_ENDPOINTS) this.metrics.contentFilterBlocks.inc({ endpoint }, 0);

@@ -115,6 +115,7 @@ describe('metrics plugin', () => {
     expect(series(samples, 'sluice_rate_limited_total')).toEqual({
       'budget=requests,scope=key': 0, 'budget=tokens,scope=key': 0, 'budget=concurrency,scope=key': 0,
       'budget=requests,scope=org': 0, 'budget=tokens,scope=org': 0, 'budget=concurrency,scope=org': 0,
+      'budget=requests,scope=team': 0, 'budget=tokens,scope=team': 0,
       'budget=concurrency,scope=model': 0, 'budget=concurrency,scope=upstream': 0, 'budget=requests,scope=backend': 0,
     });
     expect(series(samples, 'sluice_content_filter_blocks_total')).toEqual({ 'endpoint=chat': 0, 'endpoint=images': 0, 'endpoint=passthrough': 0 });
