@@ -11,7 +11,7 @@ import { rename, writeFile } from 'node:fs/promises';
 import { decodeStoredTeam, type StoredTeam } from '../teams/stored-team';
 import { decodeStoredKey, type StoredKey } from './stored-key';
 import type { RuntimeKeys } from './runtime-keys';
-import { keyStoreUnavailable, type KeyStore } from './store';
+import { keyStoreUnavailable, teamGone, type KeyStore } from './store';
 
 /** The keys file cannot be read as one: the start (or reload) that found it stops, and nothing overwrites it. */
 export class KeysFileError extends Error {
@@ -76,6 +76,7 @@ export class FileKeyStore implements KeyStore {
   create(record: StoredKey): Promise<boolean> {
     return this.serial(async () => {
       if (this.keys.has(record.id)) return false;
+      this.needTeam(record);
       await this.write([...this.keys.list(), record], this.keys.teams.list());
       this.keys.put(record);
       return true;
@@ -87,6 +88,7 @@ export class FileKeyStore implements KeyStore {
       const current = this.keys.record(id);
       if (current === undefined) return undefined;
       const next = change(current);
+      this.needTeam(next);
       await this.write(this.keys.list().map((r) => (r.id === id ? next : r)), this.keys.teams.list());
       this.keys.put(next);
       return next;
@@ -145,6 +147,12 @@ export class FileKeyStore implements KeyStore {
 
   async close(): Promise<void> {
     await this.queue.catch(() => undefined);
+  }
+
+  /** A key's team must be there when the key is written (writes are serial: nothing deletes it meanwhile). */
+  private needTeam(record: StoredKey): void {
+    const team = record.entry.team;
+    if (team !== undefined && this.keys.teams.get(team) === undefined) throw teamGone(team);
   }
 
   private serial<T>(run: () => Promise<T>): Promise<T> {

@@ -12,19 +12,22 @@ import type { RedisClient } from '../contract/types';
 import { parseStoredTeam, type StoredTeam } from '../teams/stored-team';
 import { parseStoredKey, type StoredKey } from './stored-key';
 import type { RuntimeKeys } from './runtime-keys';
-import { keyStoreUnavailable, type KeyStore } from './store';
+import { keyStoreUnavailable, teamGone, type KeyStore } from './store';
 
 export const keysHash = (prefix: string): string => `${prefix}keys`;
 export const keysChannel = (prefix: string): string => `${prefix}keys:changed`;
 /** A team's field in the hash, and what the channel carries for it. */
 export const TEAM_FIELD = 'team:';
 
-// KEYS[1] the hash; ARGV[1] the channel (not a key: a cluster would refuse it in another slot), ARGV[2] the field, ARGV[3] the record.
-const CREATE = `if redis.call('HSETNX', KEYS[1], ARGV[2], ARGV[3]) == 1 then redis.call('PUBLISH', ARGV[1], ARGV[2]) return 1 end return 0`;
-// ARGV[4] the record as it was read: 1 set, 0 gone, -1 changed meanwhile.
+// KEYS[1] the hash; ARGV[1] the channel (not a key: a cluster would refuse it in another slot), ARGV[2] the field, ARGV[3] the record;
+// ARGV[4] a field that must be there ('' none): a key's runtime team, so a key never lands in a team deleted meanwhile (-2).
+const CREATE = `if ARGV[4] ~= '' and redis.call('HEXISTS', KEYS[1], ARGV[4]) == 0 then return -2 end
+if redis.call('HSETNX', KEYS[1], ARGV[2], ARGV[3]) == 1 then redis.call('PUBLISH', ARGV[1], ARGV[2]) return 1 end return 0`;
+// ARGV[4] the record as it was read, ARGV[5] as CREATE's ARGV[4]: 1 set, 0 gone, -1 changed meanwhile, -2 the team is gone.
 const SWAP = `local now = redis.call('HGET', KEYS[1], ARGV[2])
 if not now then return 0 end
 if now ~= ARGV[4] then return -1 end
+if ARGV[5] ~= '' and redis.call('HEXISTS', KEYS[1], ARGV[5]) == 0 then return -2 end
 redis.call('HSET', KEYS[1], ARGV[2], ARGV[3]) redis.call('PUBLISH', ARGV[1], ARGV[2]) return 1`;
 const REMOVE = `local now = redis.call('HGET', KEYS[1], ARGV[2])
 if now then redis.call('HDEL', KEYS[1], ARGV[2]) redis.call('PUBLISH', ARGV[1], ARGV[2]) end return now`;
@@ -81,14 +84,21 @@ export class RedisKeyStore implements KeyStore {
     return json === null ? undefined : parseStoredKey(json);
   }
 
+  /** The field a key's record needs in the hash: its team's, when that is a runtime team ('' otherwise). */
+  private teamField = (record: StoredKey): string => {
+    const team = record.entry.team;
+    return team === undefined || this.keys.teams.isConfigured(team) ? '' : `${TEAM_FIELD}${team}`;
+  };
+
   async create(record: StoredKey): Promise<boolean> {
-    const made = await this.ask(() => this.client.eval(CREATE, 1, this.hash, this.channel, record.id, JSON.stringify(record)));
+    const made = await this.ask(() => this.client.eval(CREATE, 1, this.hash, this.channel, record.id, JSON.stringify(record), this.teamField(record)));
+    if (made === -2) throw teamGone(record.entry.team!);
     if (made === 1) this.keys.put(record);
     return made === 1;
   }
 
   async update(id: string, change: (current: StoredKey) => StoredKey): Promise<StoredKey | undefined> {
-    const next = await this.swap(id, parseStoredKey, change);
+    const next = await this.swap(id, parseStoredKey, change, this.teamField);
     if (next !== undefined) this.keys.put(next);
     return next;
   }
@@ -109,7 +119,7 @@ export class RedisKeyStore implements KeyStore {
   }
 
   async createTeam(record: StoredTeam): Promise<boolean> {
-    const made = await this.ask(() => this.client.eval(CREATE, 1, this.hash, this.channel, `${TEAM_FIELD}${record.name}`, JSON.stringify(record)));
+    const made = await this.ask(() => this.client.eval(CREATE, 1, this.hash, this.channel, `${TEAM_FIELD}${record.name}`, JSON.stringify(record), ''));
     if (made === 1) this.keys.putTeam(record);
     return made === 1;
   }
@@ -133,14 +143,15 @@ export class RedisKeyStore implements KeyStore {
 
   async close(): Promise<void> {}
 
-  /** Compare and set of one field's record: the new one, or undefined when there is none. */
-  private async swap<T>(field: string, parse: (json: string) => T | undefined, change: (current: T) => T): Promise<T | undefined> {
+  /** Compare and set of one field's record: the new one, or undefined when there is none; `needs`: the field the new one needs there. */
+  private async swap<T>(field: string, parse: (json: string) => T | undefined, change: (current: T) => T, needs: (next: T) => string = () => ''): Promise<T | undefined> {
     for (let i = 0; i < SWAP_TRIES; i++) {
       const json = await this.ask(() => this.client.hget(this.hash, field));
       const current = json === null ? undefined : parse(json);
       if (current === undefined) return undefined;
       const next = change(current);
-      const set = await this.ask(() => this.client.eval(SWAP, 1, this.hash, this.channel, field, JSON.stringify(next), json!));
+      const set = await this.ask(() => this.client.eval(SWAP, 1, this.hash, this.channel, field, JSON.stringify(next), json!, needs(next)));
+      if (set === -2) throw teamGone(needs(next).slice(TEAM_FIELD.length));
       if (set === 0) return undefined;
       if (set === 1) return next;
     }

@@ -1,5 +1,7 @@
 // The keys made through the admin API that this process honours, by digest:
-// what the key index consults behind the config's keys. One per process,
+// what the key index consults behind the config's keys; and the teams in
+// force (the config's and the runtime ones, src/teams/teams.ts), which the
+// same sources keep current and the same version counts. One per process,
 // kept across reloads; its source (the keys file, Redis, or with workers the
 // primary) keeps it current. A record that did not change keeps its
 // credential, so per-key policy compiled for it (src/admission/scopes.ts,
@@ -69,7 +71,7 @@ export class RuntimeKeys implements CredentialSource {
     if (this.teams.remove(name)) this.changed();
   }
 
-  /** How many keys, runtime ones, name the team. */
+  /** The ids of the runtime keys that name the team. */
   keysIn(team: string): string[] {
     const out: string[] = [];
     for (const held of this.byId.values()) if (held.record.entry.team === team) out.push(held.record.id);

@@ -35,3 +35,7 @@ export interface KeyStore {
 /** A store that cannot answer: 503, the cause kept for the log. */
 export const keyStoreUnavailable = (where: string, cause: unknown): GatewayError =>
   new GatewayError('store_unavailable', `The runtime keys' store (${where}) cannot answer now. Try again shortly; a change may or may not have been made, so read the key first (GET /admin/keys/{id}).`, { headers: { 'retry-after': '1' }, cause });
+
+/** A key made or moved into a runtime team that was deleted meanwhile (between the check of its input and its write). */
+export const teamGone = (team: string): GatewayError =>
+  new GatewayError('invalid_request', `team: unknown team "${team}" (it was deleted meanwhile); make it again with POST /admin/teams, or name another team`, { param: 'team' });
