@@ -89,6 +89,19 @@ describe('the teams in force', () => {
     expect(p.mayUse('m-1')).toBe(false);
   });
 
+  it('a reload keeps an unchanged configured team\'s object, and makes a changed one anew', () => {
+    const reloaded = new Teams();
+    const config = (tokens: number) => ({ orgs: { acme: {} }, teams: { a: { org: 'acme', limits: { tokens } }, b: { org: 'acme' } } });
+    reloaded.applyConfig(config(10));
+    const [a, b] = [reloaded.get('a'), reloaded.get('b')];
+    reloaded.applyConfig(config(20));
+    expect(reloaded.get('b')).toBe(b);
+    expect(reloaded.get('a')).not.toBe(a);
+    expect(reloaded.get('a')?.limits).toEqual({ tokens: 20 });
+    reloaded.applyConfig({ orgs: { acme: {} }, teams: {} });
+    expect(reloaded.get('a')).toBeUndefined();
+  });
+
   it('a runtime team never shadows a configured one; a repeat keeps the object, a change makes another', () => {
     teams.put(stored('search', 'open'));
     expect(teams.get('search')?.org).toBe('acme');
