@@ -1,8 +1,8 @@
 // Label values are bounded, so the number of series is fixed by the config,
 // never by what clients send: a model is a configured id or "other", a key is
-// its configured id, a reason comes from the error catalogue, and values a
-// third-party plugin might put in an error's details are checked against the
-// known sets.
+// its configured id, a team and an org the key's (named by the operator), a
+// reason comes from the error catalogue, and values a third-party plugin
+// might put in an error's details are checked against the known sets.
 import { exactModelIds, type RequestContext } from '../../src';
 import type { GatewayConfig } from '../../src';
 

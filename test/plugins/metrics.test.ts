@@ -131,8 +131,8 @@ describe('metrics plugin', () => {
     const usage = { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7, estimated: true };
     hooks.onFinish!(context({ model: 'glob-listed', usage, principal: { id: 'alice', org: null, team: null, mayUse: () => true, anyModel: true, entry: {} } }), outcome(200));
     expect(series(await scrape(registry), 'sluice_tokens_total')).toEqual({
-      'estimated=true,key=alice,model=glob-listed,org=,type=prompt': 3,
-      'estimated=true,key=alice,model=glob-listed,org=,type=completion': 4,
+      'estimated=true,key=alice,model=glob-listed,org=,team=,type=prompt': 3,
+      'estimated=true,key=alice,model=glob-listed,org=,team=,type=completion': 4,
     });
   });
 
@@ -143,10 +143,10 @@ describe('metrics plugin', () => {
     hooks.onFinish!(context({ model: 'glob-listed', usage: { prompt_tokens: 10, completion_tokens: 4, total_tokens: 14, estimated: false }, principal }), outcome(200));
     hooks.onFinish!(context({ model: 'glob-listed', usage: { prompt_tokens: 1200, completion_tokens: 345, total_tokens: 1545, estimated: false, cached_tokens: 400, reasoning_tokens: 120 }, principal }), outcome(200));
     expect(series(await scrape(registry), 'sluice_tokens_total')).toEqual({
-      'estimated=false,key=alice,model=glob-listed,org=acme,type=prompt': 1210,
-      'estimated=false,key=alice,model=glob-listed,org=acme,type=cached': 400,
-      'estimated=false,key=alice,model=glob-listed,org=acme,type=completion': 349,
-      'estimated=false,key=alice,model=glob-listed,org=acme,type=reasoning': 120,
+      'estimated=false,key=alice,model=glob-listed,org=acme,team=,type=prompt': 1210,
+      'estimated=false,key=alice,model=glob-listed,org=acme,team=,type=cached': 400,
+      'estimated=false,key=alice,model=glob-listed,org=acme,team=,type=completion': 349,
+      'estimated=false,key=alice,model=glob-listed,org=acme,team=,type=reasoning': 120,
     });
   });
 
