@@ -59,8 +59,9 @@ function entryProblems(candidate: Record<string, unknown>, rules: KeyRules): Pro
   }
   const team = candidate.team;
   if (typeof team === 'string' && team !== '') {
-    const problem = teamProblem(team, rules.teams.get(team)?.org, typeof org === 'string' ? org : undefined);
-    if (problem !== undefined) problems.push(['team', `${problem}${problem.startsWith('unknown') ? '; a key\'s team is one of the config\'s teams or one made with POST /admin/teams' : ''}`]);
+    const owner = rules.teams.get(team)?.org;
+    const problem = teamProblem(team, owner, typeof org === 'string' ? org : undefined);
+    if (problem !== undefined) problems.push(['team', owner === undefined ? `${problem}; a key's team is one of the config's teams or one made with POST /admin/teams` : problem]);
   }
   const { sha256: _mine, ...checked } = candidate;
   for (const line of registry.check({ keys: [checked], orgs, plugins, pricing }, dirname(loaded.file))) {

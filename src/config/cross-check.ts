@@ -81,11 +81,14 @@ export function crossCheck(config: ConfigView): string[] {
     if (key.id !== undefined) seenIds.add(key.id);
     if (key.sha256 !== undefined) seenDigests.add(key.sha256);
     if (key.org !== undefined && orgs !== undefined && !Object.hasOwn(orgs, key.org)) problems.push(`keys[${i}].org: unknown org "${key.org}"`);
-    // A team that failed the schema was named there.
     const teams = config.teams;
-    const team = key.team === undefined || teams === undefined || (Object.hasOwn(teams, key.team) && teams[key.team]?.org === undefined) ? undefined
-      : teamProblem(key.team, Object.hasOwn(teams, key.team) ? teams[key.team]!.org : undefined, key.org);
-    if (team !== undefined) problems.push(`keys[${i}].team: ${team}`);
+    if (key.team !== undefined && teams !== undefined) {
+      const known = Object.hasOwn(teams, key.team);
+      const owner = known ? teams[key.team]?.org : undefined;
+      // A team whose org failed the schema was named there.
+      const problem = known && owner === undefined ? undefined : teamProblem(key.team, owner, key.org);
+      if (problem !== undefined) problems.push(`keys[${i}].team: ${problem}`);
+    }
   });
   for (const [name, team] of Object.entries(config.teams ?? {})) {
     if (!TEAM_NAME.test(name)) problems.push(`teams.${name}: a team's name must be 1-64 letters, digits, dot, dash or underscore`);
