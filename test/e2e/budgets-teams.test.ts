@@ -4,14 +4,15 @@
 // concurrent requests that name no max_tokens, 25 from each key, never make
 // a team spend more than its budget, as the backend itself counts what it
 // served; every refusal names the level that refused (`param: "team"`); the
-// spend API's sums for each team are what the backend served.
+// spend API's sums for each team are what the backend served, and the usage
+// export read by team sums to the same.
 import { startMeteredBackend, type MeteredBackend, type Served } from '../support/metered-backend';
 import { freePort, spawnGateway, type GatewayProcess } from '../support/process';
 import { deletePrefix, sharedRedisUrl, uniquePrefix } from '../support/redis';
 import { makeAdminKey } from '../support/admin';
 import { makeKey } from '../support/gateway';
 import { bearer, post, postSse, type JsonResponse } from '../support/http';
-import { spendSums } from '../support/spend';
+import { exported, spendSums, sumsOf } from '../support/spend';
 import { until } from '../support/wait';
 import Redis from 'ioredis';
 import { PER_REQUEST_TOKENS, PER_TEXT_TOKENS } from '../../src/request/token-bound';
@@ -116,6 +117,12 @@ describe('team budgets across two replicas of two workers', () => {
     expect(beta.cost_nanodollars).toBe(betaNanos);
     const org = await spendSums(adminUrl, adminKey.key, '?org=acme');
     expect(org.requests).toBe(100);
+    // The usage export read by team sums to the same, and holds that team's records alone.
+    for (const [team, sums] of [['alpha', alpha], ['beta', beta]] as const) {
+      const records = await exported(adminUrl, adminKey.key, 'jsonl', `2000-01-01&team=${team}`);
+      expect(records.every((r) => r.team === team && teamOf(r.key as string) === team)).toBe(true);
+      expect(sumsOf(records)).toEqual(sums);
+    }
   });
 
   it('the team\'s budget is then used to its last cap by both of its keys, one request at a time, and never past it', async () => {
