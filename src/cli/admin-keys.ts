@@ -21,9 +21,9 @@ const ENTRY_OPTIONS = {
   org: { type: 'string' }, team: { type: 'string' }, models: { type: 'string' }, limits: { type: 'string' }, priority: { type: 'string' }, 'expires-at': { type: 'string' },
 } as const;
 
-const listOf = (csv: string): string[] => csv.split(',').map((m) => m.trim()).filter(Boolean);
+export const listOf = (csv: string): string[] => csv.split(',').map((m) => m.trim()).filter(Boolean);
 
-function jsonOption(name: string, text: string): unknown {
+export function jsonOption(name: string, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
