@@ -99,6 +99,7 @@ export async function createGateway(loaded: LoadedConfig, logger: Logger, extraP
   // The stored responses read Redis from the same services once a config names it.
   const keyHost = cluster === undefined ? new KeyHost(logger) : undefined;
   const keys: KeySource = keyHost ?? new ClusterKeys(cluster!, logger);
+  shared.teams = keys.keys.teams;
   const services: CoreServices = Object.assign(shared, { leases: new LeasePools(cluster), limiters: new LimiterPools(cluster), responses: new ResponseState({ services: shared, logger }), keys, spend: new SpendRecorder({ services: shared, logger }) });
   const kept = new Map<PluginDefinition, unknown>();
   const keptOf = (def: PluginDefinition): unknown => {
@@ -162,5 +163,5 @@ export async function startAdminListener(host: KeyHost, current: () => LoadedCon
   const admin = current().config.admin;
   if (admin === undefined || (admin.port === 0 && listenOn === undefined)) return undefined;
   const registry = new PluginRegistry([...builtinPlugins, ...extraPlugins]);
-  return startAdminServer({ current, registry, store: () => host.store, redis: () => services.redis, spend: () => services.spend.reader, logger }, listenOn ?? admin);
+  return startAdminServer({ current, registry, store: () => host.store, teams: () => host.keys.teams, redis: () => services.redis, spend: () => services.spend.reader, logger }, listenOn ?? admin);
 }

@@ -168,7 +168,7 @@ export async function buildRuntime(loaded: LoadedConfig, deps: RuntimeDeps): Pro
     config,
     file,
     // Without an admin section, no runtime key is honoured (its source holds none either).
-    keys: buildKeyIndex(config.keys, config.admin === undefined ? undefined : runtimeKeys.keys),
+    keys: buildKeyIndex(config.keys, config.admin === undefined ? undefined : runtimeKeys.keys, runtimeKeys.keys.teams),
     routes,
     pipeline,
     upstreams,

@@ -56,9 +56,9 @@ export const plugin: PluginDefinition<Record<string, never>, State> = {
         if (firstEvent !== undefined) recorder.firstEvent(model, firstEvent / 1000);
         if (ctx.usage !== undefined && ctx.principal !== undefined) {
           const { usage, principal } = ctx;
-          recorder.tokens(model, principal.id, principal.org ?? '', usage.estimated, usage);
+          recorder.tokens(model, principal.id, principal.team ?? '', principal.org ?? '', usage.estimated, usage);
         }
-        if (ctx.cost !== undefined) recorder.cost(model, ctx.principal?.id ?? '', ctx.principal?.org ?? '', ctx.cost);
+        if (ctx.cost !== undefined) recorder.cost(model, ctx.principal?.id ?? '', ctx.principal?.team ?? '', ctx.principal?.org ?? '', ctx.cost);
         switch (reason) {
           case 'rate_limited': return recorder.rateLimited(scopeLabel(ctx), budgetLabel(ctx));
           case 'content_filter': return recorder.contentFilterBlock(ctx.endpoint);

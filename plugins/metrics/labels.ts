@@ -1,8 +1,8 @@
 // Label values are bounded, so the number of series is fixed by the config,
 // never by what clients send: a model is a configured id or "other", a key is
-// its configured id, a reason comes from the error catalogue, and values a
-// third-party plugin might put in an error's details are checked against the
-// known sets.
+// its configured id, a team and an org the key's (named by the operator), a
+// reason comes from the error catalogue, and values a third-party plugin
+// might put in an error's details are checked against the known sets.
 import { exactModelIds, type RequestContext } from '../../src';
 import type { GatewayConfig } from '../../src';
 
@@ -15,7 +15,7 @@ export function modelLabeler(config: GatewayConfig): (model: string | undefined)
 }
 
 /** `backend`: the model's backend answered 429 and is resting until its Retry-After. */
-export const SCOPE_VALUES = ['key', 'org', 'model', 'upstream', 'backend'] as const;
+export const SCOPE_VALUES = ['key', 'team', 'org', 'model', 'upstream', 'backend'] as const;
 export const BUDGET_VALUES = ['requests', 'tokens', 'concurrency'] as const;
 export const KIND_VALUES = ['connect', 'timeout', 'status', 'stream'] as const;
 /** The endpoints whose requests carry text to filter. */

@@ -43,8 +43,8 @@ export interface GatewayMetrics {
   duration: Histogram<'endpoint' | 'model' | 'stream'>;
   upstreamTtfb: Histogram<'upstream' | 'model'>;
   firstEvent: Histogram<'model'>;
-  tokens: Counter<'type' | 'model' | 'key' | 'org' | 'estimated'>;
-  cost: Counter<'key' | 'org' | 'model'>;
+  tokens: Counter<'type' | 'model' | 'key' | 'team' | 'org' | 'estimated'>;
+  cost: Counter<'key' | 'team' | 'org' | 'model'>;
   rateLimited: Counter<'scope' | 'budget'>;
   contentFilterBlocks: Counter<'endpoint'>;
   upstreamErrors: Counter<'upstream' | 'kind'>;
@@ -79,19 +79,19 @@ export function registerMetrics(registry: Registry, sums: Sums): GatewayMetrics 
     tokens: new Counter({
       name: 'sluice_tokens_total', registers,
       help: 'Tokens used by type (prompt, cached: part of prompt, completion, reasoning: part of completion), as reported by the backend or estimated (estimated="true") when it reports none.',
-      labelNames: ['type', 'model', 'key', 'org', 'estimated'],
+      labelNames: ['type', 'model', 'key', 'team', 'org', 'estimated'],
       collect: fromSums(sums.tokens),
     }),
     // Summed in integer nano-dollars and set at each scrape: adding dollars as floats would drift from the spend records' exact sums.
     cost: new Counter({
       name: 'sluice_cost_dollars_total', registers,
-      help: 'What finished requests cost in dollars, from their usage and the config\'s pricing, by key id, org and model (requests no price names are not counted).',
-      labelNames: ['key', 'org', 'model'],
+      help: 'What finished requests cost in dollars, from their usage and the config\'s pricing, by key id, team, org and model (requests no price names are not counted).',
+      labelNames: ['key', 'team', 'org', 'model'],
       collect: fromSums(sums.cost, 1e9),
     }),
     rateLimited: new Counter({
       name: 'sluice_rate_limited_total', registers,
-      help: 'Requests refused by a rate limit, by scope (key, org, model, upstream) and budget (requests, tokens, concurrency).',
+      help: 'Requests refused by a rate limit, by scope (key, team, org, model, upstream, backend) and budget (requests, tokens, concurrency).',
       labelNames: ['scope', 'budget'],
     }),
     contentFilterBlocks: new Counter({

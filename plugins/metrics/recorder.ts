@@ -56,10 +56,10 @@ export class Recorder {
     childOf(this.firstEventChildren, model, () => this.metrics.firstEvent.labels(model)).observe(seconds);
   }
 
-  tokens(model: string, key: string, org: string, estimated: boolean, usage: TokenCounts): void {
-    const id = model + SEP + key + SEP + org + SEP + (estimated ? 't' : 'f');
+  tokens(model: string, key: string, team: string, org: string, estimated: boolean, usage: TokenCounts): void {
+    const id = model + SEP + key + SEP + team + SEP + org + SEP + (estimated ? 't' : 'f');
     const t = childOf(this.tokenChildren, id, (): TokenSeries => {
-      const series = (type: string): CountSum => childOf(this.sums.tokens, type + SEP + id, () => ({ labels: { type, model, key, org, estimated: String(estimated) }, value: 0 }));
+      const series = (type: string): CountSum => childOf(this.sums.tokens, type + SEP + id, () => ({ labels: { type, model, key, team, org, estimated: String(estimated) }, value: 0 }));
       return { series, prompt: series('prompt'), completion: series('completion') };
     });
     t.prompt.value += usage.prompt_tokens;
@@ -70,9 +70,9 @@ export class Recorder {
   }
 
   /** Adds a request's cost (dollars, rounded to the nano-dollar) to its series. */
-  cost(model: string, key: string, org: string, dollars: number): void {
-    const id = model + SEP + key + SEP + org;
-    childOf(this.sums.cost, id, () => ({ labels: { key, org, model }, value: 0 })).value += Math.round(dollars * 1e9);
+  cost(model: string, key: string, team: string, org: string, dollars: number): void {
+    const id = model + SEP + key + SEP + team + SEP + org;
+    childOf(this.sums.cost, id, () => ({ labels: { key, team, org, model }, value: 0 })).value += Math.round(dollars * 1e9);
   }
 
   /**
@@ -82,8 +82,8 @@ export class Recorder {
    */
   startAtZero(upstreams: readonly string[]): void {
     for (const scope of SCOPE_VALUES) {
-      // A model or an upstream has only an in-flight limit, a resting backend only requests; a key and an org have every kind.
-      const budgets = scope === 'model' || scope === 'upstream' ? ['concurrency'] : scope === 'backend' ? ['requests'] : BUDGET_VALUES;
+      // A model or an upstream has only an in-flight limit, a resting backend only requests, a team only budgets; a key and an org have every kind.
+      const budgets = scope === 'model' || scope === 'upstream' ? ['concurrency'] : scope === 'backend' ? ['requests'] : scope === 'team' ? ['requests', 'tokens'] : BUDGET_VALUES;
       for (const budget of budgets) this.metrics.rateLimited.inc({ scope, budget }, 0);
     }
     for (const endpoint of FILTERED_ENDPOINTS) this.metrics.contentFilterBlocks.inc({ endpoint }, 0);

@@ -9,6 +9,7 @@ export function checkDollars(config: ConfigView): string[] {
   if ((config.pricing?.length ?? 0) > 0) return [];
   const places: string[] = [];
   config.keys?.forEach((k, i) => { if (hasDollars(k?.limits)) places.push(`keys[${i}].limits.dollars`); });
+  for (const [name, team] of Object.entries(config.teams ?? {})) if (hasDollars(team?.limits)) places.push(`teams.${name}.limits.dollars`);
   for (const [name, org] of Object.entries(config.orgs ?? {})) if (hasDollars(org?.limits)) places.push(`orgs.${name}.limits.dollars`);
   config.plugins?.forEach((p, i) => { if (p?.name === 'rate-limit' && hasDollars(p.defaults)) places.push(`plugins[${i}].defaults.dollars`); });
   return places.map((at) => `${at}: a dollar budget needs prices: add a pricing section naming the models' prices (see the reference config)`);

@@ -22,7 +22,7 @@ export function setRateLimitHeaders(ctx: RequestContext, kind: BudgetKind, readi
   ctx.setHeader(reset, formatReset(reading.msBeforeNext));
 }
 
-const OWNER: Record<Scope, string> = { key: "this API key's", org: "your organization's" };
+const OWNER: Record<Scope, string> = { key: "this API key's", team: "your team's", org: "your organization's" };
 const NOUN: Record<BudgetKind, [string, string]> = { requests: ['request', 'requests'], tokens: ['token', 'tokens'], dollars: ['dollar', 'dollars'] };
 
 /** "(50 requests per 60 seconds)", "($25 per month)". */
@@ -57,6 +57,7 @@ export function rateLimited(reading: Reading, left = 0, asked = 0): GatewayError
     ? reservationMessage(reading, left, asked)
     : refusalMessage(budget.scope, budget.kind, budget.points, budget.window, msBeforeNext, budget.calendar !== undefined);
   return new GatewayError('rate_limited', message, {
+    param: budget.scope,
     headers: { 'retry-after': String(retryAfterSeconds(msBeforeNext)) },
     details: { scope: budget.scope, budget: budget.kind },
   });

@@ -1,4 +1,4 @@
-// rate-limit: every request must pass its key's budgets and its org's, each a
+// rate-limit: every request must pass its key's budgets, its team's and its org's, each a
 // number of requests and/or tokens per window, and/or dollars per day, month
 // or window (priced from the config's `pricing`). Requests are counted when
 // admitted; tokens and dollars are reserved on admission (the prompt, at its
@@ -10,7 +10,7 @@
 // the config all replicas share one count; without it, counts are per
 // machine (with several workers, the primary keeps them: the core's
 // limiters, src/limiters/, which the MCP tool-call limits share). Budgets come from
-// keys[].limits and orgs.<name>.limits (fields this plugin adds); `defaults`
+// keys[].limits, teams.<name>.limits and orgs.<name>.limits (fields this plugin adds); `defaults`
 // covers keys that name none. In-flight limits are the core's (admission).
 //
 //   - { name: rate-limit, defaults: { requests: 120, tokens: 200000, dollars: 50, dollarWindow: month }, defaultMaxTokens: 1024 }
@@ -35,7 +35,7 @@ export const plugin: PluginDefinition<RateLimitSettings, RateLimitState, Limiter
     const client = redis === undefined ? undefined : services.redis;
     if (redis !== undefined && client === undefined) throw new Error('plugin "rate-limit": the config names redis but the gateway made no connection (services.redis)');
     const limiterFor = kept.source(client, redis?.failMode ?? 'open');
-    const policies = compilePolicies(config, defaults && budgetSchema.parse(defaults), redis?.prefix ?? DEFAULT_PREFIX, limiterFor);
+    const policies = compilePolicies(config, defaults && budgetSchema.parse(defaults), redis?.prefix ?? DEFAULT_PREFIX, limiterFor, services.teams);
     return createHooks({ policies, defaultMaxTokens, prices, logger, health: client === undefined ? undefined : services.storeHealth });
   },
 };

@@ -1,9 +1,13 @@
-// Store keys. Every key of one subject (a key id or an org) carries the same
-// hash tag, `{key:<id>}` or `{org:<name>}`, so on a Redis Cluster its request,
-// token and dollar counters live in one slot; `redis.prefix` comes first and
-// namespaces them all:  sluice:{key:ci-bot}:requests, sluice:{org:acme}:tokens,
+// Store keys. Every key of one subject (a key id, a team or an org) carries
+// the same hash tag, `{key:<id>}`, `{team:<name>}` or `{org:<name>}`, so on a
+// Redis Cluster its request, token and dollar counters live in one slot;
+// `redis.prefix` comes first and namespaces them all:
+// sluice:{key:ci-bot}:requests, sluice:{team:search}:tokens,
 // sluice:{org:acme}:dollars:2026-11 (a calendar window's count: one key a month)
-export type Scope = 'key' | 'org';
+
+/** The levels a request's budgets come from, narrowest first: a refusal names its level (the error's `param`). A new level (an end user) joins this list. */
+export const LEVELS = ['key', 'team', 'org'] as const;
+export type Scope = typeof LEVELS[number];
 export type BudgetKind = 'requests' | 'tokens' | 'dollars';
 
 export const hashTag = (scope: Scope, id: string): string => `{${scope}:${id}}`;

@@ -1,11 +1,14 @@
-// Which budgets a request must pass: its key's own budgets (or the plugin's
-// defaults when its entry has no `limits`) and its org's: requests, tokens
-// and dollars (counted in whole nano-dollars, so the counts stay integers in
-// Redis). Orgs are compiled once per config; a key's policy once per
-// principal, at its first request, so a key made or changed through the
-// admin API gets its own without a reload.
+// Which budgets a request must pass, level by level (LEVELS): its key's own
+// budgets (or the plugin's defaults when its entry has no `limits`), its
+// team's and its org's: requests, tokens and dollars (counted in whole
+// nano-dollars, so the counts stay integers in Redis). Orgs are compiled once
+// per config; a team once per team object (a team changed through the admin
+// API is a new object); a key's policy once per principal and team, at its
+// first request, so a key or team made or changed through the admin API gets
+// its own without a reload, and a key moved to another team is charged there
+// from its next request.
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import type { GatewayConfig, Limiter, Principal } from '../../src';
+import type { GatewayConfig, Limiter, Principal, Team, TeamLookup } from '../../src';
 import { storeKey, type BudgetKind, type Scope } from './keys';
 import { budgetSchema, type Budget } from './settings';
 import { CALENDAR_SECONDS, periodOf, windowText, type Period } from './windows';
@@ -84,23 +87,47 @@ function budgetOf(limits: unknown): Budget | undefined {
   return budget.requests === undefined && budget.tokens === undefined && budget.dollars === undefined ? undefined : budget;
 }
 
-/** A key's policy; undefined when it has no budget at all (own, default or org): unlimited. */
+/** A key's policy; undefined when it has no budget at all (own, default, team or org): unlimited. */
 export type PolicyOf = (principal: Principal) => Policy | undefined;
 
-export function compilePolicies(config: GatewayConfig, defaults: Budget | undefined, prefix: string, limiterFor: LimiterFor): PolicyOf {
+/** The config's teams, for a plugin built without the gateway's services (its own tests). */
+export function configTeams(config: GatewayConfig): TeamLookup {
+  const teams = new Map(Object.entries(config.teams).map(([name, t]): [string, Team] => [name, { name, ...t }]));
+  return { get: (name) => teams.get(name) };
+}
+
+/** What a policy was compiled with: a team changed or moved to is another object. */
+interface Held {
+  team: Team | undefined;
+  policy: Policy | null;
+}
+
+export function compilePolicies(config: GatewayConfig, defaults: Budget | undefined, prefix: string, limiterFor: LimiterFor, teams: TeamLookup = configTeams(config)): PolicyOf {
   const orgs = new Map<string, CompiledBudget[]>();
   for (const [name, org] of Object.entries(config.orgs)) orgs.set(name, budgetsOf('org', name, budgetOf(org.limits), prefix, limiterFor));
-  const compile = ({ id, org, entry }: Principal): Policy | null => {
-    const all = [...budgetsOf('key', id, entry.limits === undefined ? defaults : budgetOf(entry.limits), prefix, limiterFor), ...(org === null ? [] : orgs.get(org) ?? [])];
+  const teamBudgets = new WeakMap<Team, CompiledBudget[]>();
+  const budgetsOfTeam = (team: Team): CompiledBudget[] => {
+    let budgets = teamBudgets.get(team);
+    if (budgets === undefined) teamBudgets.set(team, (budgets = budgetsOf('team', team.name, budgetOf(team.limits), prefix, limiterFor)));
+    return budgets;
+  };
+  // The levels in LEVELS order: key, team, org.
+  const compile = ({ id, org, entry }: Principal, team: Team | undefined): Policy | null => {
+    const all = [
+      ...budgetsOf('key', id, entry.limits === undefined ? defaults : budgetOf(entry.limits), prefix, limiterFor),
+      ...(team === undefined ? [] : budgetsOfTeam(team)),
+      ...(org === null ? [] : orgs.get(org) ?? []),
+    ];
     if (all.length === 0) return null;
     const reserves = all.filter((b) => b.kind !== 'requests');
     return { requests: all.filter((b) => b.kind === 'requests'), reserves, tokens: reserves.filter((b) => b.kind === 'tokens'), hard: reserves.some((b) => b.hard) };
   };
-  const compiled = new WeakMap<Principal, Policy | null>();
+  const compiled = new WeakMap<Principal, Held>();
   return (principal) => {
-    let policy = compiled.get(principal);
-    if (policy === undefined) compiled.set(principal, (policy = compile(principal)));
-    return policy ?? undefined;
+    const team = principal.team === null ? undefined : teams.get(principal.team);
+    let held = compiled.get(principal);
+    if (held === undefined || held.team !== team) compiled.set(principal, (held = { team, policy: compile(principal, team) }));
+    return held.policy ?? undefined;
   };
 }
 

@@ -1,30 +1,34 @@
 // What the admin API accepts for a key, checked as a key in the config file
-// is: the core's key schema, the org against the config's orgs, and every
+// is: the core's key schema, the org against the config's orgs, the team
+// against the teams in force (its org must be the key's), and every
 // other field (limits.requests, a plugin's own key fields) by the plugin
 // registry against the fields the plugins in the chain declare. Each problem
 // is named by its field; the first one is the error's `param`.
 //
-//   POST  {"id":"ci-bot","org":"acme","models":["chat-*"],"limits":{"requests":60},"priority":"low","expiresAt":"2026-01-31T00:00:00Z"}
+//   POST  {"id":"ci-bot","org":"acme","team":"search","models":["chat-*"],"limits":{"requests":60},"priority":"low","expiresAt":"2026-01-31T00:00:00Z"}
 //   PATCH {"limits":{"requests":120},"org":null}          null clears a field
 //   POST /rotate {"graceSeconds":3600}
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import type { LoadedConfig } from '../config/load';
 import { configIssues } from '../config/issues';
+import { teamProblem } from '../config/cross-check';
 import { keySchema } from '../config/schema';
 import { intLike } from '../config/values';
 import { GatewayError } from '../contract/errors';
 import type { PluginRegistry } from '../pipeline/registry';
-import type { KeyEntry } from '../contract/types';
+import type { KeyEntry, TeamLookup } from '../contract/types';
 import type { StoredKey } from '../keys/stored-key';
 
 /** What a key is checked against: the config in force and the plugins it runs. */
 export interface KeyRules {
   loaded: LoadedConfig;
   registry: PluginRegistry;
+  /** The teams in force (the config's and the runtime ones): what a key's team is checked against. */
+  teams: TeamLookup;
 }
 
-type Problem = readonly [path: string, problem: string];
+export type Problem = readonly [path: string, problem: string];
 
 /** A rotation's grace period when the request names none, and the longest one. */
 export const DEFAULT_GRACE_SECONDS = 3600;
@@ -36,12 +40,14 @@ const NOT_YOURS: Readonly<Record<string, string>> = {
 const PLACEHOLDER_DIGEST = '0'.repeat(64);
 const instant = z.iso.datetime({ offset: true });
 
+/** Every problem, named by its field; the first one is the error's `param`. */
 export function invalid(problems: readonly Problem[]): GatewayError {
   return new GatewayError('invalid_request', problems.map(([path, p]) => `${path}: ${p}`).join('; '), { param: problems[0][0] });
 }
 
 /** The problems of a key entry (with its id), each named by its field. */
-function entryProblems(candidate: Record<string, unknown>, { loaded, registry }: KeyRules): Problem[] {
+function entryProblems(candidate: Record<string, unknown>, rules: KeyRules): Problem[] {
+  const { loaded, registry } = rules;
   const problems: Problem[] = [];
   for (const field of Object.keys(NOT_YOURS)) if (field in candidate) problems.push([field, NOT_YOURS[field]]);
   const parsed = keySchema.safeParse({ ...candidate, sha256: PLACEHOLDER_DIGEST });
@@ -50,6 +56,12 @@ function entryProblems(candidate: Record<string, unknown>, { loaded, registry }:
   const org = candidate.org;
   if (typeof org === 'string' && org !== '' && !Object.hasOwn(orgs, org)) {
     problems.push(['org', `unknown org "${org}"; a key's org is one of the config's orgs (${Object.keys(orgs).join(', ') || 'none yet: add it under orgs:'})`]);
+  }
+  const team = candidate.team;
+  if (typeof team === 'string' && team !== '') {
+    const owner = rules.teams.get(team)?.org;
+    const problem = teamProblem(team, owner, typeof org === 'string' ? org : undefined);
+    if (problem !== undefined) problems.push(['team', owner === undefined ? `${problem}; a key's team is one of the config's teams or one made with POST /admin/teams` : problem]);
   }
   const { sha256: _mine, ...checked } = candidate;
   for (const line of registry.check({ keys: [checked], orgs, plugins, pricing }, dirname(loaded.file))) {

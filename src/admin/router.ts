@@ -36,6 +36,8 @@ export interface AdminCall {
   readonly admin: string;
   /** The key the action concerns, for the audit line: set it as soon as it is known. */
   keyId?: string;
+  /** The team the action concerns, for the audit line. */
+  team?: string;
 }
 
 /** What a handler answers: a JSON body, 200 unless it says otherwise; or lines of text streamed with 200 (an export). */
@@ -84,6 +86,8 @@ function serve(r: AdminRoute) {
       params: req.params as Record<string, string>, query: queryOf(req.url), body: req.body as Record<string, unknown> | undefined, admin: audit.admin!,
       get keyId() { return audit.keyId; },
       set keyId(id) { audit.keyId = id; },
+      get team() { return audit.team; },
+      set team(name) { audit.team = name; },
     };
     Promise.resolve()
       .then(() => r.handle(call))
@@ -125,7 +129,9 @@ export function createAdminHandler(routes: readonly AdminRoute[], deps: AdminRou
     const { audit } = req as AdminRequest;
     if (action !== undefined) audit.action = action;
     try {
-      audit.admin = adminOf(deps.adminKeys(), req);
+      const { admin, readOnly } = adminOf(deps.adminKeys(), req);
+      audit.admin = admin;
+      if (readOnly && req.method !== 'GET' && req.method !== 'HEAD') throw new GatewayError('read_only', 'This admin key may only read (it is listed in admin.readKeys); use an admin key of admin.keys to make changes.');
     } catch (err) {
       return next(err);
     }

@@ -16,6 +16,8 @@ import type { KeyStore } from '../keys/store';
 import type { SpendStore } from '../spend';
 import { keyRoutes } from './key-routes';
 import { spendRoutes } from './spend-routes';
+import { teamRoutes } from './team-routes';
+import type { Teams } from '../teams/teams';
 import type { AdminRoute } from './router';
 
 /** What the admin API's handlers may use. */
@@ -24,8 +26,10 @@ export interface AdminDeps {
   current(): LoadedConfig;
   /** The plugins known to this gateway: what checks a key's fields. */
   registry: PluginRegistry;
-  /** The runtime keys' store; undefined while the config has no `admin` section. */
+  /** The runtime keys' (and teams') store; undefined while the config has no `admin` section. */
   store(): KeyStore | undefined;
+  /** The teams in force in this process (the config's and the runtime ones). */
+  teams(): Teams;
   /** The Redis connection, when the config names Redis. */
   redis(): RedisClient | undefined;
   /** The spend records to read (Redis, or this process's memory); undefined while none are kept. */
@@ -35,7 +39,8 @@ export interface AdminDeps {
 
 export function adminRoutes(deps: AdminDeps): AdminRoute[] {
   return [
-    ...keyRoutes({ rules: () => ({ loaded: deps.current(), registry: deps.registry }), store: deps.store }),
+    ...keyRoutes({ rules: () => ({ loaded: deps.current(), registry: deps.registry, teams: deps.teams() }), store: deps.store }),
+    ...teamRoutes({ rules: () => ({ loaded: deps.current(), registry: deps.registry }), store: deps.store, teams: deps.teams }),
     ...spendRoutes({ spend: deps.spend }),
   ];
 }

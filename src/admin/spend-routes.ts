@@ -1,6 +1,7 @@
-// The admin API's spend: GET /admin/spend (a key's, an org's or the whole
-// gateway's sums per day and over the range) and GET /admin/usage (the
-// usage records of a time range, streamed as JSON Lines or CSV). Both read
+// The admin API's spend: GET /admin/spend (a key's, a team's, an org's or the
+// whole gateway's sums per day and over the range) and GET /admin/usage (the
+// usage records of a time range, a team's alone with ?team=, streamed as JSON
+// Lines or CSV). Both read
 // the spend store in force (src/spend): Redis, or the memory of this process
 // (the primary's, with workers).
 import { GatewayError } from '../contract/errors';
@@ -47,8 +48,9 @@ async function readSpend(deps: SpendRoutesDeps, call: AdminCall) {
   const days = daysBetween(q.from, q.to);
   const body: Record<string, unknown> = { object: 'spend', from: q.from, to: q.to };
   if (q.key !== undefined) body.key = { id: q.key, ...await section(store, `key:${q.key}`, days) };
+  if (q.team !== undefined) body.team = { id: q.team, ...await section(store, `team:${q.team}`, days) };
   if (q.org !== undefined) body.org = { id: q.org, ...await section(store, `org:${q.org}`, days) };
-  if (q.key === undefined && q.org === undefined) body.all = await section(store, 'all', days);
+  if (q.key === undefined && q.team === undefined && q.org === undefined) body.all = await section(store, 'all', days);
   return { body };
 }
 
@@ -68,9 +70,14 @@ async function primed(records: AsyncIterable<UsageRecord>): Promise<AsyncIterabl
   })();
 }
 
+async function* ofTeam(records: AsyncIterable<UsageRecord>, team: string): AsyncIterable<UsageRecord> {
+  for await (const r of records) if (r.team === team) yield r;
+}
+
 async function exportUsage(deps: SpendRoutesDeps, call: AdminCall) {
   const q = usageQuery(call.query);
-  const records = await primed(storeOf(deps).records(q.sinceMs, q.untilMs));
+  const all = storeOf(deps).records(q.sinceMs, q.untilMs);
+  const records = await primed(q.team === undefined ? all : ofTeam(all, q.team));
   return { lines: exportLines(records, q.format), contentType: q.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/jsonl; charset=utf-8' };
 }
 

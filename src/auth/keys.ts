@@ -38,16 +38,28 @@ export const KEY_PREFIX = 'sk-sluice-';
 /** A new key: 32 random bytes (256 bits), base64url, behind a recognisable prefix. */
 export const newKey = (): string => `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
 
-/** The principal of a key entry; its allow-list compiled once, here. `uid`: a runtime key's identity. */
-export function principalOf(id: string, entry: KeyEntry, uid?: string): Principal {
+/** What a key's team and org add to its own allow-list (src/teams/teams.ts), asked on each check: a team changed at runtime counts at once. */
+export interface TenantAllowLists {
+  allows(org: string | null, team: string | null, model: string): boolean;
+  anyModel(org: string | null, team: string | null): boolean;
+}
+
+/** The principal of a key entry; its allow-list compiled once, here. `uid`: a runtime key's identity; `tenants`: its team's and org's allow-lists. */
+export function principalOf(id: string, entry: KeyEntry, uid?: string, tenants?: TenantAllowLists): Principal {
   const { models } = entry;
-  return { id, org: entry.org ?? null, ...(uid !== undefined && { uid }), mayUse: compileGlobList(models as string[] | undefined), anyModel: models === undefined || models.includes('*'), entry };
+  const org = entry.org ?? null;
+  const team = entry.team ?? null;
+  const own = compileGlobList(models as string[] | undefined);
+  const ownAny = models === undefined || models.includes('*');
+  const base = { id, org, team, ...(uid !== undefined && { uid }), entry };
+  if (tenants === undefined) return { ...base, mayUse: own, anyModel: ownAny };
+  return { ...base, mayUse: (model) => own(model) && tenants.allows(org, team, model), get anyModel() { return ownAny && tenants.anyModel(org, team); } };
 }
 
 /** The config's keys, then the runtime ones (`runtime`) whose id the config does not hold. Two map lookups at most, nothing allocated. */
-export function buildKeyIndex(keys: readonly KeyConfig[], runtime?: CredentialSource): KeyIndex {
+export function buildKeyIndex(keys: readonly KeyConfig[], runtime?: CredentialSource, tenants?: TenantAllowLists): KeyIndex {
   const own = new Map<string, Credential>();
-  for (const { id, sha256, ...entry } of keys) own.set(sha256, { principal: principalOf(id, entry) });
+  for (const { id, sha256, ...entry } of keys) own.set(sha256, { principal: principalOf(id, entry, undefined, tenants) });
   const configured = new Set(keys.map((k) => k.id));
   return {
     get(digest) {

@@ -18,12 +18,12 @@ export interface Printed {
 export const ADMIN_VERBS = ['create', 'list', 'show', 'update', 'revoke', 'rotate'] as const;
 
 const ENTRY_OPTIONS = {
-  org: { type: 'string' }, models: { type: 'string' }, limits: { type: 'string' }, priority: { type: 'string' }, 'expires-at': { type: 'string' },
+  org: { type: 'string' }, team: { type: 'string' }, models: { type: 'string' }, limits: { type: 'string' }, priority: { type: 'string' }, 'expires-at': { type: 'string' },
 } as const;
 
-const listOf = (csv: string): string[] => csv.split(',').map((m) => m.trim()).filter(Boolean);
+export const listOf = (csv: string): string[] => csv.split(',').map((m) => m.trim()).filter(Boolean);
 
-function jsonOption(name: string, text: string): unknown {
+export function jsonOption(name: string, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
@@ -35,6 +35,7 @@ function jsonOption(name: string, text: string): unknown {
 function entryOf(values: Record<string, string | undefined>, clear?: string): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   if (values.org !== undefined) body.org = values.org;
+  if (values.team !== undefined) body.team = values.team;
   if (values.models !== undefined) body.models = listOf(values.models);
   if (values.limits !== undefined) body.limits = jsonOption('limits', values.limits);
   if (values.priority !== undefined) body.priority = values.priority;

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The `sluice` command: serve, keys create|hash (and the admin API's verbs:
-// create|list|show|update|revoke|rotate), spend, usage export, config check,
+// create|list|show|update|revoke|rotate), teams create|list|show|update|delete, spend, usage export, config check,
 // help, --version.
 // bin/sluice.js (the package's bin) builds dist/ when needed and calls runCli;
 // the image runs this file directly: node dist/src/cli/main.js serve.
@@ -10,31 +10,35 @@ import { gatewayConfigCheck } from '../gateway';
 import { adminKeyEntry, createKey, hashInput } from './keys';
 import { ADMIN_VERBS, adminUrlOf, runAdminVerb, UsageError, type Printed } from './admin-keys';
 import { runSpend, runUsageExport } from './admin-spend';
+import { runTeamVerb, TEAM_VERBS } from './admin-teams';
 import { packageVersion } from '../plumbing/version';
 
 export const USAGE = `usage: sluice <command>
 
   sluice serve                      run the gateway in this process (GATEWAY_CONFIG or config/gateway.yaml)
-  sluice keys create --id NAME [--org ORG] [--models GLOB,...]
+  sluice keys create --id NAME [--org ORG] [--team TEAM] [--models GLOB,...]
                                     print a new key once, and its config entry
   sluice keys create --admin        print a new admin key once, and its admin.keys entry
   sluice keys hash                  read a key on stdin, print its SHA-256 digest
 
   With --admin-url URL (or SLUICE_ADMIN_URL) and SLUICE_ADMIN_KEY, against the admin API:
-  sluice keys create --id NAME [--org ORG] [--models GLOB,...] [--limits JSON] [--priority P] [--expires-at ISO]
+  sluice keys create --id NAME [--org ORG] [--team TEAM] [--models GLOB,...] [--limits JSON] [--priority P] [--expires-at ISO]
   sluice keys list | show ID | revoke ID
-  sluice keys update ID [--org ORG] [--models ...] [--limits JSON] [--priority P] [--expires-at ISO] [--clear FIELD,...]
+  sluice keys update ID [--org ORG] [--team TEAM] [--models ...] [--limits JSON] [--priority P] [--expires-at ISO] [--clear FIELD,...]
   sluice keys rotate ID [--grace SECONDS]
-  sluice spend [--key ID] [--org ORG] [--from YYYY-MM-DD] [--to YYYY-MM-DD]
+  sluice teams create --name NAME --org ORG [--models GLOB,...] [--limits JSON]
+  sluice teams list | show NAME | delete NAME
+  sluice teams update NAME [--models ...] [--limits JSON] [--clear FIELD,...]
+  sluice spend [--key ID] [--team TEAM] [--org ORG] [--from YYYY-MM-DD] [--to YYYY-MM-DD]
                                     sums per day and in all (default: today, the whole gateway)
-  sluice usage export --since TIME [--until TIME] [--format jsonl|csv]
+  sluice usage export --since TIME [--until TIME] [--team TEAM] [--format jsonl|csv]
                                     the usage records, written as they arrive
   sluice config check [FILE]        validate a config without starting anything; exit 0 or 1
   sluice help, --help, -h           print this text
   sluice --version                  print the version
 
 Environment: GATEWAY_CONFIG (config file), PORT (overrides server.port), LOG_LEVEL (info),
-SLUICE_ADMIN_URL and SLUICE_ADMIN_KEY (the admin API: the keys verbs, spend, usage export).
+SLUICE_ADMIN_URL and SLUICE_ADMIN_KEY (the admin API: the keys and teams verbs, spend, usage export).
 `;
 
 function readStdin(): Promise<string> {
@@ -81,6 +85,7 @@ async function run(argv: string[]): Promise<number> {
   if (group === 'keys' && (ADMIN_VERBS as readonly string[]).includes(verb) && (verb !== 'create' || adminUrlOf(rest, process.env) !== undefined)) {
     return printed(await runAdminVerb(verb, rest, process.env));
   }
+  if (group === 'teams' && (TEAM_VERBS as readonly string[]).includes(verb)) return printed(await runTeamVerb(verb, rest, process.env));
   if (group === 'spend') return printed(await runSpend(argv.slice(1), process.env));
   if (group === 'usage' && verb === 'export') return printed(await runUsageExport(rest, process.env, process.stdout));
   if (group === 'keys' && verb === 'create' && rest.length === 1 && rest[0] === '--admin') {

@@ -1,7 +1,7 @@
 // Checks of a whole config beyond its schema, and the salvage of a config
 // that failed it, so that every problem is reported in one round.
 import { z } from 'zod';
-import { adminSchema, keySchema, mcpAccessSchema, orgSchema, passthroughSchema, pluginEntrySchema, redisSchema, routeSchema, upstreamSchema, type ConfigView } from './schema';
+import { adminSchema, keySchema, mcpAccessSchema, orgSchema, teamSchema, passthroughSchema, pluginEntrySchema, redisSchema, routeSchema, upstreamSchema, TEAM_NAME, type ConfigView } from './schema';
 
 const isMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -47,6 +47,7 @@ export function salvageConfig(raw: unknown): ConfigView {
     admin: valid(adminSchema.optional(), o.admin),
     keys: listOf(o.keys, (v) => validFields(keySchema, v)),
     orgs: mapOf(o.orgs, (v) => valid(orgSchema, v)),
+    teams: mapOf(o.teams, (v) => validFields(teamSchema, v)),
     upstreams: mapOf(o.upstreams, (v) => validFields(upstreamSchema, v)),
     routes: listOf(o.routes, (v) => validFields(routeSchema, v)),
     passthrough: listOf(o.passthrough, (v) => validFields(passthroughSchema, v)),
@@ -54,6 +55,13 @@ export function salvageConfig(raw: unknown): ConfigView {
     plugins: listOf(o.plugins, (v) => valid(pluginEntrySchema, v)),
     pricing: Array.isArray(o.pricing) ? o.pricing : undefined,
   };
+}
+
+/** Why a key of `org` may not belong to team `name` of org `owner` (undefined: no such team), or undefined when it may. */
+export function teamProblem(name: string, owner: string | undefined, org: string | undefined): string | undefined {
+  if (owner === undefined) return `unknown team "${name}"`;
+  if (owner === org) return undefined;
+  return org === undefined ? `team "${name}" belongs to org "${owner}": give the key org "${owner}"` : `team "${name}" belongs to org "${owner}", not to the key's org "${org}"`;
 }
 
 /**
@@ -73,7 +81,19 @@ export function crossCheck(config: ConfigView): string[] {
     if (key.id !== undefined) seenIds.add(key.id);
     if (key.sha256 !== undefined) seenDigests.add(key.sha256);
     if (key.org !== undefined && orgs !== undefined && !Object.hasOwn(orgs, key.org)) problems.push(`keys[${i}].org: unknown org "${key.org}"`);
+    const teams = config.teams;
+    if (key.team !== undefined && teams !== undefined) {
+      const known = Object.hasOwn(teams, key.team);
+      const owner = known ? teams[key.team]?.org : undefined;
+      // A team whose org failed the schema was named there.
+      const problem = known && owner === undefined ? undefined : teamProblem(key.team, owner, key.org);
+      if (problem !== undefined) problems.push(`keys[${i}].team: ${problem}`);
+    }
   });
+  for (const [name, team] of Object.entries(config.teams ?? {})) {
+    if (!TEAM_NAME.test(name)) problems.push(`teams.${name}: a team's name must be 1-64 letters, digits, dot, dash or underscore`);
+    if (team?.org !== undefined && orgs !== undefined && !Object.hasOwn(orgs, team.org)) problems.push(`teams.${name}.org: unknown org "${team.org}"`);
+  }
   problems.push(...adminProblems(config), ...mcpProblems(config));
   for (const [name, upstream] of Object.entries(upstreams ?? {})) {
     if (upstream?.format === undefined) continue;
@@ -117,10 +137,15 @@ export function crossCheck(config: ConfigView): string[] {
 function adminProblems({ admin, keys }: ConfigView): string[] {
   if (admin === undefined) return [];
   const problems: string[] = [];
-  if (admin.port !== 0 && admin.keys.length === 0) problems.push('admin.keys: the admin listener (admin.port) needs at least one admin key\'s SHA-256 digest (sluice keys create --admin)');
+  if (admin.port !== 0 && admin.keys.length === 0 && admin.readKeys.length === 0) problems.push('admin.keys: the admin listener (admin.port) needs at least one admin key\'s SHA-256 digest (sluice keys create --admin)');
   admin.keys.forEach((digest, i) => {
     const j = keys?.findIndex((k) => k?.sha256 === digest) ?? -1;
     if (j !== -1) problems.push(`admin.keys[${i}]: the digest of a gateway key (keys[${j}]); an admin key must be a key of its own`);
+  });
+  admin.readKeys.forEach((digest, i) => {
+    const j = keys?.findIndex((k) => k?.sha256 === digest) ?? -1;
+    if (j !== -1) problems.push(`admin.readKeys[${i}]: the digest of a gateway key (keys[${j}]); an admin key must be a key of its own`);
+    if (admin.keys.includes(digest)) problems.push(`admin.readKeys[${i}]: also in admin.keys; a key is read-only or not, list it once`);
   });
   return problems;
 }

@@ -48,6 +48,9 @@ function items(config: ConfigView): Item[] {
     out.push(['orgs', ['orgs', name], org]);
     if (isMap(org) && isMap(org.limits)) out.push(['limits', ['orgs', name, 'limits'], org.limits]);
   }
+  for (const [name, team] of Object.entries(config.teams ?? {})) {
+    if (isMap(team) && isMap(team.limits)) out.push(['limits', ['teams', name, 'limits'], team.limits]);
+  }
   config.routes?.forEach((route, i) => out.push(['routes', ['routes', i], route]));
   for (const [name, upstream] of Object.entries(config.upstreams ?? {})) out.push(['upstreams', ['upstreams', name], upstream]);
   return out;

@@ -66,6 +66,8 @@ export const keySchema = z.looseObject({
   id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 letters, digits, dot, dash or underscore'),
   sha256: sha256Digest,
   org: z.string().min(1).optional(),
+  /** The team the key belongs to (teams.<name>): its models and budgets apply too; the team's org must be the key's. */
+  team: z.string().min(1).optional(),
   models: z.array(z.string().min(1)).optional(),
   limits: limitsSchema.optional(),
   /** Order in a full queue for a concurrency limit: high first; low is shed first. */
@@ -74,8 +76,19 @@ export const keySchema = z.looseObject({
   mcp: mcpAccessSchema.optional(),
 });
 
-export const orgShape = z.looseObject({ limits: limitsSchema.optional(), mcp: mcpAccessSchema.optional() });
+export const orgShape = z.looseObject({ models: z.array(z.string().min(1)).optional(), limits: limitsSchema.optional(), mcp: mcpAccessSchema.optional() });
 export const orgSchema = orgShape.nullable().transform((o) => o ?? {});
+
+/** A team's name: what a key's `team` names, a store key and a metrics label carry. */
+export const TEAM_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+export const teamName = z.string().regex(TEAM_NAME, 'must be 1-64 letters, digits, dot, dash or underscore');
+
+/** A team: keys of one org that share an allow-list and budgets (docs/teams.md). Its `limits` take the fields plugins add to limits. */
+export const teamSchema = z.strictObject({
+  org: z.string().min(1),
+  models: z.array(z.string().min(1)).optional(),
+  limits: limitsSchema.extend({ concurrency: z.never({ error: 'a team has no in-flight limit: set concurrency on its keys or its org' }).optional() }).optional(),
+});
 
 const backendUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
 
@@ -210,6 +223,8 @@ export const configSchema = z.strictObject({
   admin: adminSchema.optional(),
   keys: z.array(keySchema).default([]),
   orgs: z.record(z.string(), orgSchema).default({}),
+  // The names are checked in crossCheck, where the problem can say what a name may be.
+  teams: z.record(z.string(), teamSchema).default({}),
   upstreams: z.record(z.string(), upstreamSchema).default({}),
   routes: z.array(routeSchema).default([]),
   passthrough: z.array(passthroughSchema).default([]),
@@ -224,6 +239,7 @@ export const configSchema = z.strictObject({
 
 export type GatewayConfig = z.infer<typeof configSchema>;
 export type KeyConfig = GatewayConfig['keys'][number];
+export type TeamConfig = z.infer<typeof teamSchema>;
 export type AdminConfig = NonNullable<GatewayConfig['admin']>;
 export type UpstreamConfig = z.infer<typeof upstreamSchema>;
 export type RouteConfig = GatewayConfig['routes'][number];
@@ -250,6 +266,7 @@ export interface ConfigView {
   admin?: GatewayConfig['admin'];
   keys?: ReadonlyArray<Partial<KeyConfig> | undefined>;
   orgs?: Readonly<Record<string, GatewayConfig['orgs'][string] | undefined>>;
+  teams?: Readonly<Record<string, Partial<TeamConfig> | undefined>>;
   upstreams?: Readonly<Record<string, Partial<UpstreamConfig> | undefined>>;
   routes?: ReadonlyArray<Partial<RouteConfig> | undefined>;
   passthrough?: ReadonlyArray<Partial<PassthroughConfig> | undefined>;

@@ -26,6 +26,8 @@ export const adminSchema = z.strictObject({
   port: intLike(0, 65535).default(0),
   /** SHA-256 digests of the admin keys; none of them may be a gateway key's. */
   keys: z.array(sha256Digest).default([]),
+  /** SHA-256 digests of admin keys that may only read (GET): the spend, the keys, the teams. */
+  readKeys: z.array(sha256Digest).default([]),
   /** Without Redis: the runtime keys' file (relative to the config's folder); default <config file>.keys.json. */
   keysFile: z.string().min(1).optional(),
 });

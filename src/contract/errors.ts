@@ -13,6 +13,8 @@ export const REASONS = {
   model_not_allowed: 403,
   // An MCP access token whose scopes do not reach the server asked for (docs/mcp.md#identity).
   insufficient_scope: 403,
+  // A read-only admin key (admin.readKeys) asked the admin API for a change.
+  read_only: 403,
   not_found: 404,
   model_not_found: 404,
   method_not_allowed: 405,

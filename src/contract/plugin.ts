@@ -29,7 +29,7 @@
 import type { z } from 'zod';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import type { ChatRequest, ClientProtocol, ImageRequest, InputsRequest, PriceList, Principal, RedisClient, Route, Usage } from './types';
+import type { ChatRequest, ClientProtocol, ImageRequest, InputsRequest, PriceList, Principal, RedisClient, Route, TeamLookup, Usage } from './types';
 import type { ConfigView, Endpoint, FieldPoint, GatewayConfig, Version } from '../config/schema';
 import type { GatewayError, Reason } from './errors';
 import type { AdmissionService } from './admission';
@@ -171,6 +171,8 @@ export interface Services {
   redis?: RedisClient;
   /** Present in each worker when server.workers is above 1: the way to the primary, where state exact across workers lives. */
   cluster?: WorkerLink;
+  /** The teams in force (the config's and the admin API's), kept current as they change. */
+  teams?: TeamLookup;
   /** With Redis: where the shared limits are decided, noted by every user of Redis, so an outage is logged once. */
   storeHealth?: StoreHealthNotes;
 }

@@ -7,6 +7,8 @@ import type { Redis, Cluster } from 'ioredis';
 export interface Principal {
   id: string;
   org: string | null;
+  /** The team the key belongs to (its entry's `team`), or null. */
+  readonly team: string | null;
   /**
    * What tells this key from any other that ever had its id: a runtime key's
    * identity, minted when it is made and kept in its record, so a key made
@@ -14,7 +16,7 @@ export interface Principal {
    * (the file is the operator's: an id kept there is the same key).
    */
   readonly uid?: string;
-  /** Whether the key's allow-list lets it use a model id. */
+  /** Whether the key's allow-list lets it use a model id (and its team's and its org's, when they have one). */
   mayUse: (model: string) => boolean;
   /** Whether that allow-list admits every model (none given, or "*"). */
   anyModel: boolean;
@@ -30,11 +32,30 @@ export interface Principal {
 /** What a key's entry holds beyond its id and digest (keys[] in the config, or a key made by the admin API). */
 export interface KeyEntry {
   readonly org?: string;
+  readonly team?: string;
   readonly models?: readonly string[];
   /** The core's `concurrency` and the plugins' fields (the rate-limit plugin's requests, tokens, windowSeconds). */
   readonly limits?: Readonly<Record<string, unknown>>;
   readonly priority?: 'high' | 'normal' | 'low';
   readonly [field: string]: unknown;
+}
+
+/**
+ * A team: keys of one org that share an allow-list and budgets (the config's
+ * `teams`, or made through the admin API). A changed team is another object,
+ * so a cache keyed on the team object (a plugin's compiled budgets) sees it.
+ */
+export interface Team {
+  readonly name: string;
+  readonly org: string;
+  readonly models?: readonly string[];
+  /** The core's `concurrency` and the plugins' fields, as in a key's or an org's limits. */
+  readonly limits?: Readonly<Record<string, unknown>>;
+}
+
+/** The teams in force, by name (Services.teams). */
+export interface TeamLookup {
+  get(name: string): Team | undefined;
 }
 
 /** The API a client speaks: chat completions, OpenAI's Responses API, or Anthropic's Messages API. */

@@ -25,9 +25,10 @@ export class ClusterKeys implements KeySource {
   constructor(private readonly link: WorkerLink, private readonly logger: Logger) {}
 
   async apply({ config }: LoadedConfig): Promise<void> {
+    this.keys.teams.applyConfig(config);
     this.on = config.admin !== undefined;
     if (!this.on) {
-      this.keys.replace([]);
+      this.keys.replace([], []);
       this.version = -1;
       return;
     }
@@ -47,7 +48,7 @@ export class ClusterKeys implements KeySource {
       try {
         const snapshot = await this.link.request<KeysSnapshot | null>(KEYS_CHANNEL, this.version, KEYS_POLL_MS + PRIMARY_TIMEOUT_MS);
         if (snapshot !== null && this.on) {
-          this.keys.replace(snapshot.keys);
+          this.keys.replace(snapshot.keys, snapshot.teams);
           this.version = snapshot.version;
         }
         this.failing = false;

@@ -51,9 +51,10 @@ export class KeyHost implements KeySource {
 
   async apply({ config, file }: LoadedConfig, redis: RedisClient | undefined): Promise<void> {
     const { admin } = config;
+    this.keys.teams.applyConfig(config);
     if (admin === undefined) {
       await this.switchTo(undefined);
-      this.keys.replace([]);
+      this.keys.replace([], []);
       return;
     }
     const prefix = config.redis?.prefix;

@@ -12,6 +12,7 @@ import { attachRedis, closeRedisClient } from '../redis/client';
 import type { RedisClient } from '../contract/types';
 import { KeyHost } from './host';
 import type { RuntimeKeys } from './runtime-keys';
+import type { StoredTeam } from '../teams/stored-team';
 import type { StoredKey } from './stored-key';
 
 export const KEYS_CHANNEL = 'sluice.keys';
@@ -21,12 +22,13 @@ export const KEYS_POLL_MS = 5_000;
 export interface KeysSnapshot {
   version: number;
   keys: StoredKey[];
+  teams: StoredTeam[];
 }
 
 /** The primary's side: answers each worker's poll (its body: the version the worker holds, -1 at first). */
 export function serveKeys(primary: PrimaryLink, keys: RuntimeKeys): void {
   const polls = new WorkerPolls<KeysSnapshot | null>(null);
-  const snapshot = (): KeysSnapshot => ({ version: keys.version, keys: keys.list() });
+  const snapshot = (): KeysSnapshot => ({ version: keys.version, keys: keys.list(), teams: keys.teams.list() });
   primary.handle(KEYS_CHANNEL, (held, worker) => (held !== keys.version ? snapshot() : polls.hold(worker, KEYS_POLL_MS)));
   keys.onChange(() => polls.answerAll(snapshot()));
   primary.onWorkerExit((worker) => polls.answer(worker, null));

@@ -1,4 +1,4 @@
-// Keeps this process's runtime keys in step with Redis: a subscription to
+// Keeps this process's runtime keys (and teams) in step with Redis: a subscription to
 // <prefix>keys:changed (on a connection of its own: a subscribed connection
 // can do nothing else) reads the one key a message names, and a full read
 // runs whenever the subscription is made (at start, and after Redis comes
@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import { closeRedisClient } from '../redis/client';
 import type { RedisClient } from '../contract/types';
-import { keysChannel, type RedisKeyStore } from './redis-store';
+import { keysChannel, TEAM_FIELD, type RedisKeyStore } from './redis-store';
 import type { RuntimeKeys } from './runtime-keys';
 
 /** The safety net: a full read this often, whatever the messages said. */
@@ -49,7 +49,8 @@ export class RedisKeyWatch {
     const from = this.heard.length;
     try {
       const skipped: string[] = [];
-      this.keys.replace(await this.store.readAll(skipped));
+      const { keys, teams } = await this.store.readAll(skipped);
+      this.keys.replace(keys, teams);
       for (const id of new Set(this.heard.slice(from))) void this.refresh(id);
       if (skipped.length > 0) this.logger.warn({ keyIds: skipped.slice(0, 10), count: skipped.length }, 'runtime keys: records that are not runtime keys were skipped');
       if (this.failing) this.logger.info('runtime keys: read from redis again');
@@ -67,9 +68,15 @@ export class RedisKeyWatch {
     await closeRedisClient(this.sub);
   }
 
-  /** One key changed: read it (gone: revoked). A read that fails is made good by the next full read. */
+  /** One key or team changed: read it (gone: revoked, deleted). A read that fails is made good by the next full read. */
   private async refresh(id: string): Promise<void> {
     try {
+      if (id.startsWith(TEAM_FIELD)) {
+        const name = id.slice(TEAM_FIELD.length);
+        const team = await this.store.getTeam(name);
+        if (team === undefined) this.keys.removeTeam(name); else this.keys.putTeam(team);
+        return;
+      }
       const record = await this.store.get(id);
       if (record === undefined) this.keys.remove(id); else this.keys.put(record);
     } catch {

@@ -8,7 +8,7 @@
 //    "previous":{"sha256":"…","until":"…"}}
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { principalOf, type Credential } from '../auth/keys';
+import { principalOf, type Credential, type TenantAllowLists } from '../auth/keys';
 import type { KeyEntry } from '../contract/types';
 
 export interface StoredKey {
@@ -72,8 +72,8 @@ export const newKeyUid = (): string => randomBytes(16).toString('base64url');
 export const identityOf = (record: StoredKey): string => record.uid ?? `${record.id}.${Date.parse(record.createdAt)}`;
 
 /** What each of the record's digests authenticates as: its key, and during a rotation's grace period the old one. */
-export function credentialsOf(record: StoredKey): Array<[digest: string, credential: Credential]> {
-  const principal = principalOf(record.id, record.entry, identityOf(record));
+export function credentialsOf(record: StoredKey, tenants?: TenantAllowLists): Array<[digest: string, credential: Credential]> {
+  const principal = principalOf(record.id, record.entry, identityOf(record), tenants);
   const expiresAt = record.expiresAt === undefined ? undefined : Date.parse(record.expiresAt);
   const out: Array<[string, Credential]> = [[record.sha256, { principal, expiresAt }]];
   if (record.previous !== undefined) {
@@ -85,12 +85,13 @@ export function credentialsOf(record: StoredKey): Array<[digest: string, credent
 
 /** A key as the admin API shows it: its entry's fields, flat, then its lifetime. Never a digest. */
 export function keyView(record: StoredKey, now = Date.now()): Record<string, unknown> {
-  const { org, models, limits, priority, ...rest } = record.entry;
+  const { org, team, models, limits, priority, ...rest } = record.entry;
   const graceUntil = record.previous !== undefined && Date.parse(record.previous.until) > now ? record.previous.until : null;
   return {
     id: record.id,
     source: 'runtime',
     org: org ?? null,
+    team: team ?? null,
     models: models ?? null,
     limits: limits ?? null,
     priority: priority ?? 'normal',
@@ -105,6 +106,6 @@ export function keyView(record: StoredKey, now = Date.now()): Record<string, unk
 
 /** A config file's key, as the admin API shows it (read only: it changes in the file). */
 export function configKeyView(key: { id: string } & KeyEntry): Record<string, unknown> {
-  const { id, sha256: _digest, org, models, limits, priority, ...rest } = key;
-  return { id, source: 'config', org: org ?? null, models: models ?? null, limits: limits ?? null, priority: priority ?? 'normal', ...rest, expiresAt: null, expired: false };
+  const { id, sha256: _digest, org, team, models, limits, priority, ...rest } = key;
+  return { id, source: 'config', org: org ?? null, team: team ?? null, models: models ?? null, limits: limits ?? null, priority: priority ?? 'normal', ...rest, expiresAt: null, expired: false };
 }

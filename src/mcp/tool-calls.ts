@@ -78,6 +78,7 @@ export function toolCallRecord(end: ToolCallsEnd, index: number, now: number): U
     time: isoTime(now),
     request_id: end.requestId,
     key: end.principal.id,
+    team: end.principal.team,
     org: end.principal.org,
     model: null,
     protocol: 'mcp',

@@ -4,8 +4,8 @@
 // several workers the primary keeps the one store (primary-spend.ts), so
 // its sums are exact for the machine. A record is added as it comes (the
 // recorder needs no batch for a store in its own memory): its day found
-// without slicing its time while the day stays the same, its key's and
-// org's sums by their ids, no scope text made.
+// without slicing its time while the day stays the same, its key's, team's
+// and org's sums by their ids, no scope text made.
 import { addRecord, zeroTotals, type SpendTotals, type UsageRecord } from './record';
 import { expiresAt, type DayTotals, type SpendStore } from './store';
 
@@ -14,14 +14,15 @@ export interface SpendLimits {
   streamMaxLen: number;
 }
 
-/** One day's sums: the whole gateway's, each key id's, each org's. */
+/** One day's sums: the whole gateway's, each key id's, each team's, each org's. */
 interface Day {
   all: SpendTotals;
   keys: Map<string, SpendTotals>;
+  teams: Map<string, SpendTotals>;
   orgs: Map<string, SpendTotals>;
 }
 
-const newDay = (): Day => ({ all: zeroTotals(), keys: new Map(), orgs: new Map() });
+const newDay = (): Day => ({ all: zeroTotals(), keys: new Map(), teams: new Map(), orgs: new Map() });
 
 function totalsIn(sums: Map<string, SpendTotals>, id: string): SpendTotals {
   let t = sums.get(id);
@@ -29,10 +30,11 @@ function totalsIn(sums: Map<string, SpendTotals>, id: string): SpendTotals {
   return t;
 }
 
-/** A scope's sums in a day ('all', 'key:<id>', 'org:<name>'). */
+/** A scope's sums in a day ('all', 'key:<id>', 'team:<name>', 'org:<name>'). */
 function scopeIn(day: Day, scope: string): SpendTotals | undefined {
   if (scope === 'all') return day.all;
   if (scope.startsWith('key:')) return day.keys.get(scope.slice(4));
+  if (scope.startsWith('team:')) return day.teams.get(scope.slice(5));
   if (scope.startsWith('org:')) return day.orgs.get(scope.slice(4));
   return undefined;
 }
@@ -69,6 +71,7 @@ export class MemorySpendStore implements SpendStore {
     const day = this.dayOf(r.time, now);
     addRecord(day.all, r);
     if (r.key !== null) addRecord(totalsIn(day.keys, r.key), r);
+    if (r.team != null) addRecord(totalsIn(day.teams, r.team), r);
     if (r.org !== null) addRecord(totalsIn(day.orgs, r.org), r);
     if (this.ring.length < this.limits.streamMaxLen) this.ring.push(r);
     else this.ring[this.next] = r;

@@ -78,6 +78,26 @@ describe('sluice keys against the admin API', () => {
     expect((await sluice(['keys', 'list'])).stderr).toMatch(/--admin-url URL or SLUICE_ADMIN_URL/);
   });
 
+  it('creates, lists, shows, updates and deletes a team; a key of the team is bound by its models; delete refused while a key names it', async () => {
+    const made = await sluice(['teams', 'create', '--name', 'search', '--org', 'acme', '--models', 'm-1', '--limits', '{"requests":100}'], env);
+    expect([made.status, made.stderr]).toEqual([0, '']);
+    expect(JSON.parse(made.stdout)).toMatchObject({ name: 'search', source: 'runtime', org: 'acme', models: ['m-1'], limits: { requests: 100 }, keys: 0 });
+    const key = shownKey((await sluice(['keys', 'create', '--id', 'searcher', '--org', 'acme', '--team', 'search'], env)).stdout);
+    expect(await status(key)).toBe(200);
+    expect(await post(`${gw.url}/v1/chat/completions`, { ...chat, model: 'm-2' }, bearer(key)).then((r) => r.status)).toBe(403);
+    expect(JSON.parse((await sluice(['teams', 'list'], env)).stdout).map((t: { name: string; keys: number }) => [t.name, t.keys])).toEqual([['search', 1]]);
+    const updated = await sluice(['teams', 'update', 'search', '--clear', 'models'], env);
+    expect(JSON.parse(updated.stdout)).toMatchObject({ name: 'search', models: null, limits: { requests: 100 } });
+    expect(await post(`${gw.url}/v1/chat/completions`, { ...chat, model: 'm-2' }, bearer(key)).then((r) => r.status)).toBe(200);
+    const refused = await sluice(['teams', 'delete', 'search'], env);
+    expect([refused.status, refused.stderr]).toEqual([1, expect.stringMatching(/^sluice: 409 conflict: .*named by 1 key/)]);
+    expect((await sluice(['keys', 'revoke', 'searcher'], env)).status).toBe(0);
+    expect(JSON.parse((await sluice(['teams', 'delete', 'search'], env)).stdout)).toEqual({ name: 'search', deleted: true });
+    expect((await sluice(['teams', 'show', 'search'], env)).stderr).toMatch(/^sluice: 404 not_found: /);
+    expect((await sluice(['teams', 'create', '--name', 'x'], env)).status).toBe(2);
+    expect((await sluice(['teams', 'delete'], env)).status).toBe(2);
+  });
+
   it('mints an admin key offline, whose digest line opens the admin API', async () => {
     const out = await sluice(['keys', 'create', '--admin']);
     expect(out.status).toBe(0);

@@ -16,7 +16,7 @@ const csvRecords = (text: string): Array<Record<string, unknown>> => {
 
 describe('sluice spend and sluice usage export', () => {
   const adminKey = makeAdminKey();
-  const alice = makeKey('alice', { org: 'acme' });
+  const alice = makeKey('alice', { org: 'acme', team: 'core' });
   let backend: Backend;
   let gw: TestGateway;
   let env: Record<string, string>;
@@ -28,6 +28,7 @@ describe('sluice spend and sluice usage export', () => {
       admin: { keys: [adminKey.digest] },
       keys: [alice.entry],
       orgs: { acme: {} },
+      teams: { core: { org: 'acme' } },
       upstreams: { b: { url: backend.base, format: 'openai' } },
       routes: [{ model: '*', upstream: 'b' }],
       pricing: PRICING,
@@ -53,6 +54,17 @@ describe('sluice spend and sluice usage export', () => {
     const all = JSON.parse((await sluice(['spend'], env)).stdout);
     expect(all.all.total.requests).toBe(requests);
     expect(JSON.parse((await sluice(['spend', '--org', 'acme'], env)).stdout).org.total).toEqual(body.key.total);
+    expect(JSON.parse((await sluice(['spend', '--team', 'core'], env)).stdout).team).toEqual({ ...body.key, id: 'core' });
+  });
+
+  it('usage export --team writes that team\'s records alone, with the spend API\'s sums for the team', async () => {
+    const team = await spendSums(gw.admin!.url, adminKey.key, '?team=core');
+    const core = await sluice(['usage', 'export', '--since', '2000-01-01', '--team', 'core'], env);
+    expect(core.status).toBe(0);
+    const records = core.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(records.every((r) => r.team === 'core' && r.key === 'alice')).toBe(true);
+    expect(sumsOf(records)).toEqual(team);
+    expect((await sluice(['usage', 'export', '--since', '2000-01-01', '--team', 'nobody'], env)).stdout).toBe('');
   });
 
   it('usage export writes every record, as JSON Lines and as CSV, with the spend API\'s sums', async () => {
@@ -61,7 +73,7 @@ describe('sluice spend and sluice usage export', () => {
     expect(jsonl.status).toBe(0);
     expect(sumsOf(jsonl.stdout.trim().split('\n').map((l) => JSON.parse(l)))).toEqual(spend);
     const csv = await sluice(['usage', 'export', '--since', '2000-01-01', '--format', 'csv'], env);
-    expect(csv.stdout.split('\n')[0]).toBe('time,request_id,key,org,model,protocol,endpoint,status,reason,prompt_tokens,cached_tokens,completion_tokens,reasoning_tokens,estimated,cost,server,tool,outcome,duration_ms,bytes_in,bytes_out');
+    expect(csv.stdout.split('\n')[0]).toBe('time,request_id,key,team,org,model,protocol,endpoint,status,reason,prompt_tokens,cached_tokens,completion_tokens,reasoning_tokens,estimated,cost,server,tool,outcome,duration_ms,bytes_in,bytes_out');
     expect(sumsOf(csvRecords(csv.stdout))).toEqual(spend);
   });
 

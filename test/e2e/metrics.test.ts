@@ -168,23 +168,23 @@ describe('metrics: counters and histograms after a mix of requests', () => {
   it('counts tokens by type, model, key, org and whether they were estimated', () => {
     // nousage-1: the backend reports none; "hi" is 1 token, the 30-character reply 8 (4 characters a token).
     expect(series(samples, 'sluice_tokens_total')).toEqual({
-      'estimated=false,key=alice,model=ok-1,org=acme,type=prompt': 22,
-      'estimated=false,key=alice,model=ok-1,org=acme,type=completion': 10,
-      'estimated=false,key=bob,model=other,org=beta,type=prompt': 11,
-      'estimated=false,key=bob,model=other,org=beta,type=completion': 5,
-      'estimated=false,key=alice,model=ok-stream,org=acme,type=prompt': 11,
-      'estimated=false,key=alice,model=ok-stream,org=acme,type=completion': 5,
-      'estimated=true,key=alice,model=nousage-1,org=acme,type=prompt': 1,
-      'estimated=true,key=alice,model=nousage-1,org=acme,type=completion': 8,
+      'estimated=false,key=alice,model=ok-1,org=acme,team=,type=prompt': 22,
+      'estimated=false,key=alice,model=ok-1,org=acme,team=,type=completion': 10,
+      'estimated=false,key=bob,model=other,org=beta,team=,type=prompt': 11,
+      'estimated=false,key=bob,model=other,org=beta,team=,type=completion': 5,
+      'estimated=false,key=alice,model=ok-stream,org=acme,team=,type=prompt': 11,
+      'estimated=false,key=alice,model=ok-stream,org=acme,team=,type=completion': 5,
+      'estimated=true,key=alice,model=nousage-1,org=acme,team=,type=prompt': 1,
+      'estimated=true,key=alice,model=nousage-1,org=acme,team=,type=completion': 8,
       // Streams cut short (backend broke off; client left) are charged an estimate of
       // what was relayed: two words, "alpha beta" = 10 characters = 3 tokens.
-      'estimated=true,key=alice,model=break-1,org=acme,type=prompt': 1,
-      'estimated=true,key=alice,model=break-1,org=acme,type=completion': 3,
-      'estimated=true,key=carol,model=ok-stream,org=acme,type=prompt': 1,
-      'estimated=true,key=carol,model=ok-stream,org=acme,type=completion': 3,
+      'estimated=true,key=alice,model=break-1,org=acme,team=,type=prompt': 1,
+      'estimated=true,key=alice,model=break-1,org=acme,team=,type=completion': 3,
+      'estimated=true,key=carol,model=ok-stream,org=acme,team=,type=prompt': 1,
+      'estimated=true,key=carol,model=ok-stream,org=acme,team=,type=completion': 3,
       // An image answer without usage: its prompt's estimate, no completion tokens.
-      'estimated=true,key=alice,model=img-1,org=acme,type=prompt': 2,
-      'estimated=true,key=alice,model=img-1,org=acme,type=completion': 0,
+      'estimated=true,key=alice,model=img-1,org=acme,team=,type=prompt': 2,
+      'estimated=true,key=alice,model=img-1,org=acme,team=,type=completion': 0,
     });
   });
 

@@ -30,7 +30,7 @@ describe('rate limits in memory (no redis in the config)', () => {
     const all = await Promise.all([1, 2, 3, 4, 5].map(() => post(`${gw.url}/v1/chat/completions`, chat, bearer(key.key))));
     expect(all.map((r) => r.status).sort()).toEqual([200, 200, 200, 429, 429]);
     const refused = all.find((r) => r.status === 429)!;
-    expect(refused.body.error).toMatchObject({ reason: 'rate_limited', param: null, status: 429 });
+    expect(refused.body.error).toMatchObject({ reason: 'rate_limited', param: 'key', status: 429 });
     expect(refused.headers['retry-after']).toBe('60');
   });
 

@@ -22,7 +22,7 @@ function capture() {
 
 function expectRateLimited(res: JsonResponse): void {
   expect(res.status).toBe(429);
-  expect(res.body.error).toEqual({ message: expect.any(String), param: null, reason: 'rate_limited', status: 429, code: 'rate_limited', type: 'rate_limit_error' });
+  expect(res.body.error).toEqual({ message: expect.any(String), param: expect.stringMatching(/^(key|org)$/), reason: 'rate_limited', status: 429, code: 'rate_limited', type: 'rate_limit_error' });
   expect(res.headers['retry-after']).toMatch(/^[1-9]\d*$/);
 }
 

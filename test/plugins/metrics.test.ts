@@ -19,7 +19,7 @@ function context(overrides: Partial<RequestContext> = {}): RequestContext {
   return {
     id: 'req-1', startedAt: 0, version: 'v1', endpoint: 'chat', protocol: 'chat', stream: false, texts: [], timings: {},
     setHeader: () => undefined, capOutput: () => undefined, signal: new AbortController().signal,
-    principal: { id: 'alice', org: 'acme', mayUse: () => true, anyModel: true, entry: {} },
+    principal: { id: 'alice', org: 'acme', team: null, mayUse: () => true, anyModel: true, entry: {} },
     route: { index: 0, upstream: 'b', dialect: 'interface', fallbacks: [], failoverOn: [], continueOnFailure: false, hostedTools: 'drop' },
     ...overrides,
   };
@@ -115,6 +115,7 @@ describe('metrics plugin', () => {
     expect(series(samples, 'sluice_rate_limited_total')).toEqual({
       'budget=requests,scope=key': 0, 'budget=tokens,scope=key': 0, 'budget=concurrency,scope=key': 0,
       'budget=requests,scope=org': 0, 'budget=tokens,scope=org': 0, 'budget=concurrency,scope=org': 0,
+      'budget=requests,scope=team': 0, 'budget=tokens,scope=team': 0,
       'budget=concurrency,scope=model': 0, 'budget=concurrency,scope=upstream': 0, 'budget=requests,scope=backend': 0,
     });
     expect(series(samples, 'sluice_content_filter_blocks_total')).toEqual({ 'endpoint=chat': 0, 'endpoint=images': 0, 'endpoint=passthrough': 0 });
@@ -128,24 +129,24 @@ describe('metrics plugin', () => {
     const registry = new Registry();
     const hooks = await create(registry);
     const usage = { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7, estimated: true };
-    hooks.onFinish!(context({ model: 'glob-listed', usage, principal: { id: 'alice', org: null, mayUse: () => true, anyModel: true, entry: {} } }), outcome(200));
+    hooks.onFinish!(context({ model: 'glob-listed', usage, principal: { id: 'alice', org: null, team: null, mayUse: () => true, anyModel: true, entry: {} } }), outcome(200));
     expect(series(await scrape(registry), 'sluice_tokens_total')).toEqual({
-      'estimated=true,key=alice,model=glob-listed,org=,type=prompt': 3,
-      'estimated=true,key=alice,model=glob-listed,org=,type=completion': 4,
+      'estimated=true,key=alice,model=glob-listed,org=,team=,type=prompt': 3,
+      'estimated=true,key=alice,model=glob-listed,org=,team=,type=completion': 4,
     });
   });
 
   it('counts cached and reasoning tokens as their own types, once a request reports some', async () => {
     const registry = new Registry();
     const hooks = await create(registry);
-    const principal = { id: 'alice', org: 'acme', mayUse: () => true, anyModel: true, entry: {} };
+    const principal = { id: 'alice', org: 'acme', team: null, mayUse: () => true, anyModel: true, entry: {} };
     hooks.onFinish!(context({ model: 'glob-listed', usage: { prompt_tokens: 10, completion_tokens: 4, total_tokens: 14, estimated: false }, principal }), outcome(200));
     hooks.onFinish!(context({ model: 'glob-listed', usage: { prompt_tokens: 1200, completion_tokens: 345, total_tokens: 1545, estimated: false, cached_tokens: 400, reasoning_tokens: 120 }, principal }), outcome(200));
     expect(series(await scrape(registry), 'sluice_tokens_total')).toEqual({
-      'estimated=false,key=alice,model=glob-listed,org=acme,type=prompt': 1210,
-      'estimated=false,key=alice,model=glob-listed,org=acme,type=cached': 400,
-      'estimated=false,key=alice,model=glob-listed,org=acme,type=completion': 349,
-      'estimated=false,key=alice,model=glob-listed,org=acme,type=reasoning': 120,
+      'estimated=false,key=alice,model=glob-listed,org=acme,team=,type=prompt': 1210,
+      'estimated=false,key=alice,model=glob-listed,org=acme,team=,type=cached': 400,
+      'estimated=false,key=alice,model=glob-listed,org=acme,team=,type=completion': 349,
+      'estimated=false,key=alice,model=glob-listed,org=acme,team=,type=reasoning': 120,
     });
   });
 

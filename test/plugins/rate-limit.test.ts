@@ -88,7 +88,7 @@ describe('rate-limit plugin, memory store', () => {
     const c = short();
     const err = await Promise.resolve(hooks.onRequest!(c)).catch((e: unknown) => e) as GatewayError;
     expect(err).toBeInstanceOf(GatewayError);
-    expect(err).toMatchObject({ reason: 'rate_limited', status: 429, param: null, details: { scope: 'key', budget: 'requests' } });
+    expect(err).toMatchObject({ reason: 'rate_limited', status: 429, param: 'key', details: { scope: 'key', budget: 'requests' } });
     // The window started with the first request: a second may have passed since, on a busy machine.
     expect(['59', '60']).toContain(err.headers!['retry-after']);
     expect(err.message).toMatch(/this API key's request budget \(3 requests per 60 seconds\) is used up\. It refills in (59s|1m0s)\./);

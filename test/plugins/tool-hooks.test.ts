@@ -11,7 +11,7 @@ import { plugin as pii } from '../../plugins/pii';
 import { plugin as contentFilter } from '../../plugins/content-filter';
 import { pluginEnv } from './helpers';
 
-const principal: Principal = { id: 'k1', org: null, mayUse: () => true, anyModel: true, entry: {} };
+const principal: Principal = { id: 'k1', org: null, team: null, mayUse: () => true, anyModel: true, entry: {} };
 const callOf = (args: Record<string, unknown>) => new ToolCall('req-1', principal, 'files', 'send', args, new AbortController().signal);
 
 async function hooks(plugin: PluginDefinition<any>, entry: Record<string, unknown>): Promise<PluginHooks<any>> {

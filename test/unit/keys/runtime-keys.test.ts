@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { authenticate, buildKeyIndex, hashKey, principalOf } from '../../../src/auth/keys';
 import { compileScopes } from '../../../src/admission/scopes';
 import { RuntimeKeys } from '../../../src/keys/runtime-keys';
+import { Teams } from '../../../src/teams/teams';
 import type { StoredKey } from '../../../src/keys/stored-key';
 import { KeysFileError, readKeysFile } from '../../../src/keys/file-store';
 import { createInput, patchInput, rotateInput, type KeyRules } from '../../../src/admin/key-input';
@@ -94,7 +95,7 @@ describe('what the admin API accepts for a key', () => {
     config: validateConfig({ orgs: { acme: {} }, plugins: [{ name: 'rate-limit' }] }, 'inline.yaml', {}, gatewayConfigCheck()),
     file: join(process.cwd(), 'test', 'inline.yaml'),
   };
-  const rules: KeyRules = { loaded, registry: new PluginRegistry(builtinPlugins) };
+  const rules: KeyRules = { loaded, registry: new PluginRegistry(builtinPlugins), teams: new Teams() };
   const paramOf = (run: () => unknown): string | null => {
     try {
       run();
@@ -162,9 +163,9 @@ describe('the keys file', () => {
   };
 
   it('reads none from a file that does not exist, and the records of one that does', () => {
-    expect(readKeysFile(join(dir, 'absent.json'))).toEqual([]);
+    expect(readKeysFile(join(dir, 'absent.json'))).toEqual({ keys: [], teams: [] });
     const r = record('a', 'sk-a');
-    expect(readKeysFile(write('one.json', JSON.stringify({ keys: [r] })))).toEqual([r]);
+    expect(readKeysFile(write('one.json', JSON.stringify({ keys: [r] })))).toEqual({ keys: [r], teams: [] });
   });
 
   it.each([['not valid JSON', '{'], ['not {"keys": [...]}', '[]'], ['keys[1] is not a runtime key record', JSON.stringify({ keys: [record('a', 'sk-a'), { id: 'b' }] })]])('refuses a file that is %s', (why, text) => {

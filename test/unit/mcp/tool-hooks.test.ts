@@ -27,7 +27,7 @@ async function chain(defs: PluginDefinition[], lines: string[] = []): Promise<Pi
   return createPipeline(sorted, { config, logger, services: {}, admission, prices: compilePrices([]), keptOf: () => undefined });
 }
 
-const principal: Principal = { id: 'k1', org: null, mayUse: () => true, anyModel: true, entry: {} };
+const principal: Principal = { id: 'k1', org: null, team: null, mayUse: () => true, anyModel: true, entry: {} };
 const callOf = (args: Record<string, unknown>) => new ToolCall('req-1', principal, 'files', 'search', args, new AbortController().signal);
 const answer = (id: number, result: ToolResult) => ({ jsonrpc: '2.0', id, result });
 

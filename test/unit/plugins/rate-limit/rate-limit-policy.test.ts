@@ -38,7 +38,7 @@ describe('rate-limit: refusal wording', () => {
   it('builds the 429 with Retry-After and the details the metrics read', () => {
     const budget = { scope: 'org', kind: 'tokens', points: 100, windowSeconds: 60, window: 'per 60 seconds', hard: true, key: 'k', limiter: undefined as never, limitText: '100' } as const;
     const err = rateLimited({ budget, remaining: 0, msBeforeNext: 2500 });
-    expect(err).toMatchObject({ reason: 'rate_limited', status: 429, param: null, headers: { 'retry-after': '3' }, details: { scope: 'org', budget: 'tokens' } });
+    expect(err).toMatchObject({ reason: 'rate_limited', status: 429, param: 'org', headers: { 'retry-after': '3' }, details: { scope: 'org', budget: 'tokens' } });
   });
 });
 
@@ -96,6 +96,50 @@ describe('rate-limit: policies and decisions', () => {
     const changed = principalOf('own', { ...own.entry, limits: { requests: 9 } });
     expect(policyOf(changed)!.requests.map((b) => [b.scope, b.points, b.key])).toEqual([['key', 9, 'p:{key:own}:requests'], ['org', 50, 'p:{org:acme}:requests']]);
     expect(policyOf(own)!.requests[0].points).toBe(5);
+  });
+
+  it('adds the team\'s budgets between the key\'s and the org\'s, compiled once per team object; a changed or moved-to team counts from the next request', () => {
+    const teamConfig = validateConfig({
+      keys: [{ id: 'member', sha256: 'e'.repeat(64), org: 'acme', team: 'search', limits: { tokens: 100 } }],
+      orgs: { acme: { limits: { tokens: 1000 } } },
+      teams: { search: { org: 'acme', limits: { tokens: 300, requests: 20 } }, other: { org: 'acme', limits: { tokens: 50 } } },
+      plugins: [{ name: 'rate-limit' }],
+    }, 'inline.yaml', {}, gatewayConfigCheck());
+    const teams = new Map(Object.entries(teamConfig.teams).map(([name, t]) => [name, { name, ...t }]));
+    const lookup = { get: (name: string) => teams.get(name) };
+    const of = compilePolicies(teamConfig, undefined, 'p:', limiterFor, lookup);
+    const member = principalOf('member', teamConfig.keys[0]);
+    const first = of(member)!;
+    expect(first.tokens.map((b) => [b.scope, b.points, b.key])).toEqual([['key', 100, 'p:{key:member}:tokens'], ['team', 300, 'p:{team:search}:tokens'], ['org', 1000, 'p:{org:acme}:tokens']]);
+    expect(first.requests.map((b) => [b.scope, b.points])).toEqual([['team', 20]]);
+    expect(of(member)).toBe(first);
+    // The team changed (another object): its new budget from the next request.
+    teams.set('search', { name: 'search', org: 'acme', limits: { tokens: 400 } });
+    expect(of(member)!.tokens.map((b) => [b.scope, b.points])).toEqual([['key', 100], ['team', 400], ['org', 1000]]);
+    // The key moved to another team (a new principal): charged there.
+    const moved = principalOf('member', { ...member.entry, team: 'other' });
+    expect(of(moved)!.tokens.map((b) => [b.scope, b.points, b.key])).toEqual([['key', 100, 'p:{key:member}:tokens'], ['team', 50, 'p:{team:other}:tokens'], ['org', 1000, 'p:{org:acme}:tokens']]);
+    // A team this process does not know adds nothing here (its key may use no model: src/teams/teams.ts).
+    const lost = principalOf('member', { ...member.entry, team: 'gone' });
+    expect(of(lost)!.tokens.map((b) => b.scope)).toEqual(['key', 'org']);
+  });
+
+  it('under a hard budget gives the largest cap that fits the tightest level, and names that level when none fits', () => {
+    const levels = ['key', 'team', 'org'] as const;
+    const reserves = levels.map((scope, i): CompiledBudget => ({ scope, kind: 'tokens', points: [1000, 120, 500][i], windowSeconds: 60, window: 'per 60 seconds', key: scope, limiter: undefined as never, hard: true, limitText: '' }));
+    const ask: Ask = { prompt: 10, bound: 20, n: 1 };
+    // Each level answered the reservation of want = 64 (prompt bound 20 + 64) on top of what it held: key 0, team 50, org 100.
+    const held = [0, 50, 100];
+    const results = held.map((h) => new RateLimiterRes(0, 1000, h + 84, false));
+    const d = decide([], reserves, results, [84, 84, 84], Date.now(), { ask, want: 64 });
+    // The team has 70 left: the bound 20 and a cap of 50.
+    expect(d.cap).toBe(50);
+    expect(d.kept).toEqual([70, 70, 70]);
+    const full = held.map((h, i) => new RateLimiterRes(0, 1000, h + (i === 1 ? 60 : 0) + 84, false));
+    const refused = decide([], reserves, full, [84, 84, 84], Date.now(), { ask, want: 64 });
+    expect(refused.refused?.budget.scope).toBe('team');
+    expect(rateLimited(refused.refused!, refused.left, refused.asked)).toMatchObject({ param: 'team', details: { scope: 'team', budget: 'tokens' } });
+    expect(refused.kept).toEqual([0, 0, 0]);
   });
 
   const policy = policies.get('own')!; // requests: key 5, org 50; tokens: org 1000
