@@ -235,6 +235,6 @@ describe('embeddings, rerank, score and moderations', () => {
     for (const [endpoint, model] of [['embeddings', 'emb'], ['rerank', 'rr'], ['score', 'rr'], ['moderations', 'mod']]) {
       expect(requests[`endpoint=${endpoint},model=${model},protocol=chat,reason=,status=200,version=v1`]).toBeGreaterThanOrEqual(1);
     }
-    expect(series(samples, 'sluice_tokens_total')['estimated=true,key=alice,model=mod,org=,type=prompt']).toBeGreaterThanOrEqual(3);
+    expect(series(samples, 'sluice_tokens_total')['estimated=true,key=alice,model=mod,org=,team=,type=prompt']).toBeGreaterThanOrEqual(3);
   });
 });

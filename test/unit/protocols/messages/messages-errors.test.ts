@@ -15,6 +15,7 @@ describe('Messages errors', () => {
     unauthorized: [401, 'authentication_error'],
     model_not_allowed: [403, 'permission_error'],
     insufficient_scope: [403, 'permission_error'],
+    read_only: [403, 'permission_error'],
     not_found: [404, 'not_found_error'],
     model_not_found: [404, 'not_found_error'],
     method_not_allowed: [405, 'invalid_request_error'],
