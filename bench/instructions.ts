@@ -25,6 +25,10 @@ import { baselineTrees, benchConfig, BENCH_KEY } from './config';
 
 const JSON_REQUESTS = Number(process.env.BENCH_IR_JSON ?? 1000);
 const STREAMS = Number(process.env.BENCH_IR_STREAMS ?? 64);
+/** JSON requests to warm each proxy with before counting (BENCH_IR_WARM). */
+const WARM = Number(process.env.BENCH_IR_WARM ?? 3000);
+/** The same hash seed in every proxy: where its strings fall in V8's hash tables is not left to chance. */
+const V8_FLAGS = (process.env.BENCH_IR_V8 ?? '--hash-seed=1 --random-seed=1').split(' ').filter(Boolean);
 /** Windows counted per row (BENCH_IR_REPEAT): the median is reported. */
 const REPEAT = Math.max(1, Number(process.env.BENCH_IR_REPEAT ?? 3));
 const headers = { 'content-type': 'application/json', authorization: `Bearer ${BENCH_KEY}` };
@@ -63,6 +67,24 @@ function irOf(file: string): number {
   return Number(line!.split(/\s+/)[1]);
 }
 
+// Where V8's collector enters on the main thread: a scavenge or a full collection, and the marking steps between them.
+const COLLECTOR = /:v8::internal::(Heap::CollectGarbage\(|IncrementalMarking::AdvanceOnAllocation\(|IncrementalMarkingJob::Task::RunInternal\()/;
+
+/**
+ * The instructions the collector spent in a dump (inclusive, callgrind_annotate):
+ * a window of a thousand requests holds one or two scavenges, a tenth of the
+ * count each, so the count without them is the one that says what a change did.
+ */
+function collectorIrOf(file: string): number {
+  const out = execFileSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', file], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  let sum = 0;
+  for (const line of out.split('\n')) if (COLLECTOR.test(line)) sum += Number(line.trim().split(' ')[0].replace(/,/g, ''));
+  return sum;
+}
+
+/** Instructions per request: all of the main thread's, and without the collector's. */
+export interface Count { json: number; stream: number; jsonMutator: number; streamMutator: number }
+
 async function dumped(dir: string, before: Set<string>): Promise<string> {
   for (let i = 0; i < 300; i++) {
     const fresh = readdirSync(dir).filter((f) => f.startsWith('cg.') && f.endsWith('-01') && !before.has(f));
@@ -82,46 +104,49 @@ function underCallgrind(dir: string, args: string[], env: NodeJS.ProcessEnv, std
 }
 
 /** Warms the proxy at `port` with JSON requests and streams, then counts each per request. */
-async function counted(label: string, child: ChildProcess, port: number, dir: string): Promise<{ json: number; stream: number }> {
+async function counted(label: string, child: ChildProcess, port: number, dir: string): Promise<Count> {
   const url = `http://127.0.0.1:${port}/v1/chat/completions`;
-  await latencies(url, chat, headers, JSON_REQUESTS);
+  await latencies(url, chat, headers, WARM);
   await concurrentStreams(url, stream, headers, 128);
-  const count = async (run: () => Promise<unknown>): Promise<number> => {
+  const count = async (run: () => Promise<unknown>): Promise<{ all: number; mutator: number }> => {
     const before = new Set(readdirSync(dir));
     execFileSync('callgrind_control', ['-i', 'on', String(child.pid)], { stdio: 'ignore' });
     execFileSync('callgrind_control', ['-z', String(child.pid)], { stdio: 'ignore' });
     await run();
     execFileSync('callgrind_control', ['-d', String(child.pid)], { stdio: 'ignore' });
     execFileSync('callgrind_control', ['-i', 'off', String(child.pid)], { stdio: 'ignore' });
-    return irOf(await dumped(dir, before));
+    const file = await dumped(dir, before);
+    const all = irOf(file);
+    return { all, mutator: all - collectorIrOf(file) };
   };
-  // Each counted REPEAT times, the median kept: when the collector runs on the main thread, and how much it finds, moves one window's count by up to a fifth.
-  const windows = async (run: () => Promise<unknown>, n: number): Promise<number> => {
-    const counts: number[] = [];
-    for (let i = 0; i < REPEAT; i++) counts.push((await count(run)) / n);
-    return Math.round(counts.sort((a, b) => a - b)[Math.floor(REPEAT / 2)]);
+  // Each counted REPEAT times, the median kept (of all, and of the count without the collector, apart).
+  const median = (xs: number[]): number => Math.round(xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]);
+  const windows = async (run: () => Promise<unknown>, n: number): Promise<[number, number]> => {
+    const counts: Array<{ all: number; mutator: number }> = [];
+    for (let i = 0; i < REPEAT; i++) counts.push(await count(run));
+    return [median(counts.map((c) => c.all / n)), median(counts.map((c) => c.mutator / n))];
   };
-  const json = await windows(() => latencies(url, chat, headers, JSON_REQUESTS), JSON_REQUESTS);
-  const streamed = await windows(() => streamsInTurn(url, STREAMS), STREAMS);
+  const [json, jsonMutator] = await windows(() => latencies(url, chat, headers, JSON_REQUESTS), JSON_REQUESTS);
+  const [streamed, streamMutator] = await windows(() => streamsInTurn(url, STREAMS), STREAMS);
   child.kill('SIGKILL');
-  process.stderr.write(`${label}: ${json} / ${streamed} instructions per JSON / streamed request\n`);
-  return { json, stream: streamed };
+  process.stderr.write(`${label}: ${json} / ${streamed} instructions per JSON / streamed request (${jsonMutator} / ${streamMutator} without the collector)\n`);
+  return { json, stream: streamed, jsonMutator, streamMutator };
 }
 
-async function measure(label: string, serverJs: string, backendPort: number, options: Parameters<typeof benchConfig>[2]): Promise<{ json: number; stream: number }> {
+async function measure(label: string, serverJs: string, backendPort: number, options: Parameters<typeof benchConfig>[2]): Promise<Count> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-ir-'));
   const file = join(dir, 'gateway.yaml');
   writeFileSync(file, benchConfig(backendPort, 1, options));
   const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const child = underCallgrind(dir, ['--max-semi-space-size=32', serverJs], { GATEWAY_CONFIG: file, PORT: String(port), LOG_LEVEL: 'info' }, 'ignore');
+  const child = underCallgrind(dir, [...V8_FLAGS, '--max-semi-space-size=32', serverJs], { GATEWAY_CONFIG: file, PORT: String(port), LOG_LEVEL: 'info' }, 'ignore');
   await ready(port);
   return counted(label, child, port, dir);
 }
 
 /** The bare pass-through proxy, on the same requests. */
-async function measureBare(backendPort: number): Promise<{ json: number; stream: number }> {
+async function measureBare(backendPort: number): Promise<Count> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-ir-'));
-  const child = underCallgrind(dir, [join(__dirname, 'bare-proxy.js'), String(backendPort)], {}, 'pipe');
+  const child = underCallgrind(dir, [...V8_FLAGS, join(__dirname, 'bare-proxy.js'), String(backendPort)], {}, 'pipe');
   return counted('bare proxy', child, await portOf(child), dir);
 }
 
@@ -130,7 +155,7 @@ async function main(): Promise<void> {
   children.push(backend);
   const backendPort = await portOf(backend);
   const here = join(__dirname, '..', 'src', 'server.js');
-  const rows: Array<[string, { json: number; stream: number }]> = [];
+  const rows: Array<[string, Count]> = [];
   rows.push(['bare proxy', await measureBare(backendPort)]);
   // BENCH_IR_OUTPUT=1: every tree with the content filter's output rules on (a change to the rules measured against the trees before it).
   const options = process.env.BENCH_IR_OUTPUT === '1' ? { unpriced: true, output: true } : { unpriced: true };
@@ -146,13 +171,14 @@ async function main(): Promise<void> {
   print(rows);
 }
 
-function print(rows: Array<[string, { json: number; stream: number }]>): void {
+function print(rows: Array<[string, Count]>): void {
   const width = Math.max(...rows.map(([l]) => l.length));
   const [, bare] = rows[0];
-  const times = (n: number, of: number): string => `${(n / of).toFixed(2)} x`.padStart(8);
-  process.stdout.write(`instructions per request on the main thread (callgrind; the median of ${REPEAT} windows of ${JSON_REQUESTS} JSON requests and of ${STREAMS} streams of 20 events, one at a time), and as a multiple of the bare proxy's\n\n`);
+  const cell = (n: number, of: number): string => `${String(n).padStart(10)} ${`${(n / of).toFixed(2)} x`.padStart(7)}`;
+  process.stdout.write(`instructions per request on the main thread (callgrind; the median of ${REPEAT} windows of ${JSON_REQUESTS} JSON requests and of ${STREAMS} streams of 20 events, one at a time), and as a multiple of the bare proxy's; then the same without V8's collector\n\n`);
+  process.stdout.write(`${''.padEnd(width)}  ${'JSON'.padStart(18)}  ${'stream'.padStart(18)}  ${'JSON, no GC'.padStart(18)}  ${'stream, no GC'.padStart(18)}\n`);
   for (const [label, r] of rows) {
-    process.stdout.write(`${label.padEnd(width)}  ${String(r.json).padStart(10)} JSON ${times(r.json, bare.json)}  ${String(r.stream).padStart(10)} stream ${times(r.stream, bare.stream)}\n`);
+    process.stdout.write(`${label.padEnd(width)}  ${cell(r.json, bare.json)}  ${cell(r.stream, bare.stream)}  ${cell(r.jsonMutator, bare.jsonMutator)}  ${cell(r.streamMutator, bare.streamMutator)}\n`);
   }
 }
 

@@ -16,6 +16,9 @@ const chat = { model: 'm-1', messages: [{ role: 'user', content: 'hello' }] };
 const shownKey = (out: string): string => /^key \(shown once, store it now\): (\S+)$/m.exec(out)![1];
 const jsonAfterKey = (out: string): any => JSON.parse(out.slice(out.indexOf('\n') + 1));
 
+// Each test starts the CLI as a process eight to ten times: on a busy machine a start takes seconds.
+jest.setTimeout(90_000);
+
 describe('sluice keys against the admin API', () => {
   const adminKey = makeAdminKey();
   let backend: Backend;
