@@ -19,7 +19,7 @@ export interface Part {
 export const MAX_PARTS = 64;
 const MAX_HEADERS_BYTES = 8 * 1024;
 
-const BOUNDARY = /;\s*boundary=(?:"([^"]{1,70})"|([^;\s"]{1,70}))/i;
+const BOUNDARY = /;\s*boundary=(?:"([^"]{1,70})"|([^;\s"]{1,70}))(?=;|\s|$)/i;
 const MULTIPART = /^multipart\/form-data\s*;/i;
 
 /** The boundary of a multipart/form-data content type; undefined for any other type. */
