@@ -13,6 +13,7 @@ import { bearer, call, post } from '../support/http';
 import { expectError } from '../support/errors';
 import { exported } from '../support/spend';
 import { until } from '../support/wait';
+import { parseExposition, scrape, series } from '../support/metrics';
 
 // $0.006 a minute of audio (OpenAI's whisper-1), $15 per million characters (tts-1).
 const PRICING = [{ model: 'whisper*', audioMinute: 0.006 }, { model: 'tts', characters: 15 }];
@@ -50,8 +51,8 @@ describe('audio: transcriptions, translations and speech', () => {
       ],
       endpointLimits: { transcriptions: { maxBytes: '64kb', maxChars: 100 }, speech: { maxChars: 200 } },
       pricing: PRICING,
-      plugins: [{ name: 'pii', input: 'redact', kinds: ['email'] }, { name: 'content-filter', terms: ['forbidden phrase'] }],
-    }, { admin: true });
+      plugins: [{ name: 'pii', input: 'redact', kinds: ['email'] }, { name: 'content-filter', terms: ['forbidden phrase'] }, { name: 'metrics' }],
+    }, { admin: true, metrics: {} });
     client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: alice.key, maxRetries: 0, timeout: 10_000 });
   });
   afterAll(async () => { backend?.release(); await gw?.close(); await backend?.close(); });
@@ -236,5 +237,15 @@ describe('audio: transcriptions, translations and speech', () => {
     expect(Math.round((byId.get(ids.speech)!.cost as number) * 1e9)).toBe(20 * 15_000);
     const csv = await exported(gw.admin!.url, adminKey.key, 'csv');
     expect(csv.find((r) => r.request_id === ids.speech)).toMatchObject({ characters: 20 });
+    expect(csv.find((r) => r.request_id === ids.reported)).toMatchObject({ endpoint: 'transcriptions', audio_seconds: FIXED_SECONDS });
+    // The metrics count each by endpoint and model; the content filter's refusals by endpoint.
+    const samples = parseExposition((await scrape(gw.metrics!.url)).text);
+    const requests = series(samples, 'sluice_requests_total');
+    for (const [endpoint, model] of [['transcriptions', 'whisper-fixed'], ['translations', 'whisper'], ['speech', 'tts']]) {
+      expect(requests[`endpoint=${endpoint},model=${model},protocol=chat,reason=,status=200,version=v1`]).toBeGreaterThanOrEqual(1);
+    }
+    const blocks = series(samples, 'sluice_content_filter_blocks_total');
+    expect(blocks['endpoint=transcriptions']).toBeGreaterThanOrEqual(1);
+    expect(blocks['endpoint=speech']).toBeGreaterThanOrEqual(1);
   });
 });
