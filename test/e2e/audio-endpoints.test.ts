@@ -45,6 +45,8 @@ describe('audio: transcriptions, translations and speech', () => {
       routes: [
         { model: 'whisper', upstream: 'b', endpoints: ['transcriptions', 'translations'] },
         { model: 'whisper-fixed', upstream: 'b', endpoints: ['transcriptions'] },
+        { model: 'whisper-held', upstream: 'b', endpoints: ['transcriptions'] },
+        { model: 'whisper-events', upstream: 'b', endpoints: ['transcriptions'] },
         { model: 'whisper-renamed', upstream: 'b', endpoints: ['transcriptions'], upstreamModel: 'openai/whisper-large-v3' },
         { model: 'tts', upstream: 'b', endpoints: ['speech'] },
         { model: 'chat-1', upstream: 'b' },
@@ -87,12 +89,40 @@ describe('audio: transcriptions, translations and speech', () => {
     expect(backend.requests.at(-1)!.path).toBe('/v1/audio/translations');
   });
 
-  it('streams a transcription event by event as the backend sends it, ending with [DONE]', async () => {
-    const stream = await client.audio.transcriptions.create({ file: await wavFile(), model: 'whisper', stream: true });
+  it('streams a transcription event by event as the backend sends it: vLLM\'s chunks and [DONE], or OpenAI\'s events; each recorded with its usage', async () => {
+    const stream = await client.audio.transcriptions.create({ file: await wavFile(), model: 'whisper', stream: true }, { headers: { 'x-request-id': 'au-stream-vllm' } });
     const texts: string[] = [];
     for await (const event of stream) {
       const chunk = event as unknown as { choices: Array<{ delta: { content?: string } }> };
       for (const c of chunk.choices ?? []) if (c.delta.content) texts.push(c.delta.content);
+    }
+    expect(texts.join(' ')).toBe(TRANSCRIPT);
+    const events = await client.audio.transcriptions.create({ file: await wavFile(), model: 'whisper-events', stream: true }, { headers: { 'x-request-id': 'au-stream-openai' } });
+    const kinds: string[] = [];
+    for await (const event of events) kinds.push(event.type);
+    expect(kinds).toEqual(['transcript.text.delta', 'transcript.text.delta', 'transcript.text.delta', 'transcript.text.done']);
+    const find = async () => (await exported(gw.admin!.url, adminKey.key, 'jsonl')).filter((r) => String(r.request_id).startsWith('au-stream-'));
+    await until(async () => (await find()).length === 2, 'the two streams\' usage records');
+    const byId = new Map((await find()).map((r) => [r.request_id, r]));
+    // vLLM's stream: its tokens, and the WAV's 0.4 s; OpenAI's: its seconds.
+    expect(byId.get('au-stream-vllm')).toMatchObject({ status: 200, prompt_tokens: 7, completion_tokens: 9, audio_seconds: 0.4, estimated: false });
+    expect(byId.get('au-stream-openai')).toMatchObject({ status: 200, audio_seconds: FIXED_SECONDS, estimated: false });
+    expect(Math.round((byId.get('au-stream-openai')!.cost as number) * 1e9)).toBe(Math.round((FIXED_SECONDS * 0.006 / 60) * 1e9));
+  });
+
+  it('relays a transcription stream as it arrives: the first event reaches the client while the backend holds the rest', async () => {
+    const stream = await client.audio.transcriptions.create({ file: await wavFile(), model: 'whisper-held', stream: true });
+    const texts: string[] = [];
+    let released = false;
+    for await (const event of stream) {
+      const chunk = event as unknown as { choices: Array<{ delta: { content?: string } }> };
+      for (const c of chunk.choices ?? []) if (c.delta.content) texts.push(c.delta.content);
+      if (!released) {
+        // Only the first delta exists yet: the backend sends the rest when released.
+        expect(texts).toEqual(['a tone at']);
+        released = true;
+        backend.release();
+      }
     }
     expect(texts.join(' ')).toBe(TRANSCRIPT);
   });

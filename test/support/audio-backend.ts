@@ -3,7 +3,9 @@
 // and /translations read the multipart body with the platform's own parser
 // (Response.formData, not the gateway's) and answer in the asked format: json
 // (with OpenAI's `usage.seconds`), verbose_json (`duration`), text, srt, vtt,
-// or a vLLM event stream (three deltas, then [DONE]). The seconds it reports
+// or a vLLM event stream (three deltas, then [DONE]; for model `whisper-held`
+// the first delta at once and the rest on `release`; for `whisper-events`
+// OpenAI's transcript.text.delta events and .done). The seconds it reports
 // are the WAV's own (its data bytes over 16 kHz mono 16-bit), unless the
 // model is `whisper-fixed` (always FIXED_SECONDS). /v1/audio/speech writes its
 // first bytes at once and, for voice `held`, the rest only when `release` is
@@ -48,7 +50,7 @@ export interface AudioRecord {
 export interface AudioBackend {
   base: string;
   requests: AudioRecord[];
-  /** Lets every speech answer held so far finish. */
+  /** Lets every speech answer and transcription stream held so far finish. */
   release(): void;
   /** Speech answers finished. */
   spoken: number;
@@ -59,15 +61,29 @@ export const TRANSCRIPT = 'a tone at four hundred and forty hertz';
 export const SPEECH_HEAD = Buffer.from('ID3\x04\x00first-frames', 'latin1');
 export const SPEECH_TAIL = Buffer.alloc(32 * 1024, 0x55);
 
-function uploadAnswer(res: ServerResponse, fields: Record<string, string>, seconds: number): void {
+/** `hold`: called with the rest of a stream, which waits for it (model `whisper-held`); else the rest goes at once. */
+function uploadAnswer(res: ServerResponse, fields: Record<string, string>, seconds: number, hold: (rest: () => void) => void): void {
   const format = fields.response_format ?? 'json';
   if (fields.stream === 'true') {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     const words = TRANSCRIPT.split(' ');
     const thirds = [words.slice(0, 3), words.slice(3, 6), words.slice(6)].map((w) => w.join(' '));
-    thirds.forEach((text, i) => res.write(`data: ${JSON.stringify({ id: 'trsc-1', object: 'transcription.chunk', model: fields.model, choices: [{ delta: { content: text }, finish_reason: i === 2 ? 'stop' : null }] })}\n\n`));
-    res.write(`data: ${JSON.stringify({ id: 'trsc-1', object: 'transcription.chunk', model: fields.model, choices: [], usage: { prompt_tokens: 7, completion_tokens: 9, total_tokens: 16 } })}\n\n`);
-    res.end('data: [DONE]\n\n');
+    const event = (text: string, i: number): string => `data: ${JSON.stringify({ id: 'trsc-1', object: 'transcription.chunk', model: fields.model, choices: [{ delta: { content: text }, finish_reason: i === 2 ? 'stop' : null }] })}\n\n`;
+    if (fields.model === 'whisper-events') {
+      // OpenAI's shape: deltas, then the done event with the usage, and no [DONE].
+      for (const delta of thirds) res.write(`data: ${JSON.stringify({ type: 'transcript.text.delta', delta })}\n\n`);
+      res.end(`data: ${JSON.stringify({ type: 'transcript.text.done', text: TRANSCRIPT, usage: { type: 'duration', seconds: FIXED_SECONDS } })}\n\n`);
+      return;
+    }
+    res.write(event(thirds[0], 0));
+    const rest = (): void => {
+      if (res.writableEnded) return;
+      thirds.slice(1).forEach((text, i) => res.write(event(text, i + 1)));
+      res.write(`data: ${JSON.stringify({ id: 'trsc-1', object: 'transcription.chunk', model: fields.model, choices: [], usage: { prompt_tokens: 7, completion_tokens: 9, total_tokens: 16 } })}\n\n`);
+      res.end('data: [DONE]\n\n');
+    };
+    if (fields.model === 'whisper-held') hold(rest);
+    else rest();
     return;
   }
   if (format === 'json') return json(res, { text: TRANSCRIPT, usage: { type: 'duration', seconds } });
@@ -110,7 +126,10 @@ export async function startAudioBackend(): Promise<AudioBackend> {
     }
     const seconds = fields.model === 'whisper-fixed' ? FIXED_SECONDS : (file!.bytes.length - 44) / (RATE * 2);
     requests.push({ path, contentType, fields, file, seconds });
-    uploadAnswer(res, fields, seconds);
+    uploadAnswer(res, fields, seconds, (rest) => {
+      held.push(rest);
+      setTimeout(rest, 10_000).unref();
+    });
   };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
