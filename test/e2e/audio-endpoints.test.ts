@@ -157,6 +157,14 @@ describe('audio: transcriptions, translations and speech', () => {
     await expect(client.audio.transcriptions.create({ file: await wavFile(), model: 'whisper', prompt: 'say the Forbidden Phrase' })).rejects.toMatchObject({ status: 400, code: 'content_filter' });
     await expect(client.audio.speech.create({ model: 'tts', voice: 'alloy', input: 'a forbidden phrase spoken' })).rejects.toMatchObject({ status: 400, code: 'content_filter' });
     await expect(client.audio.translations.create({ file: await wavFile(), model: 'whisper', prompt: 'forbidden phrase' })).rejects.toMatchObject({ status: 400 });
+    // In speech's instructions, escaped in the JSON, accented; and a prompt sent twice, or under another case, cannot slip past.
+    const speech = (raw: string) => call('POST', `${gw.url}/v1/audio/speech`, raw, { ...bearer(alice.key), 'content-type': 'application/json' });
+    expectError(await speech('{"model":"tts","voice":"alloy","input":"hi","instructions":"read the forbidden phrase"}'), 400, 'content_filter');
+    expectError(await speech('{"model":"tts","voice":"alloy","input":"\\u0066orbidden phrase"}'), 400, 'content_filter');
+    expectError(await speech('{"model":"tts","voice":"alloy","input":"forbídden phrase"}'), 400, 'content_filter');
+    const twice = Buffer.concat([form({ model: 'whisper', prompt: 'harmless' }).body.subarray(0, -`--test-boundary-1234--\r\n`.length), Buffer.from('--test-boundary-1234\r\nContent-Disposition: form-data; name="prompt"\r\n\r\nforbidden phrase\r\n--test-boundary-1234--\r\n')]);
+    expectError(await call('POST', `${gw.url}/v1/audio/transcriptions`, twice, { ...bearer(alice.key), 'content-type': 'multipart/form-data; boundary=test-boundary-1234' }), 400, 'invalid_request', 'prompt');
+    expectError(await upload('/v1/audio/transcriptions', { model: 'whisper', Prompt: 'forbidden phrase' }), 400, 'invalid_request', 'Prompt');
     expect(reached()).toBe(before);
   });
 
