@@ -235,6 +235,16 @@ describe('audio: transcriptions, translations and speech', () => {
     expect(result.sentKb).toBeLessThan(32 * 1024);
   });
 
+  it('lists each model with the audio endpoints it serves; a model not served on an endpoint is a 404 naming it', async () => {
+    const models = await call('GET', `${gw.url}/v1/models`, undefined, bearer(alice.key));
+    const byId = new Map((models.body.data as Array<{ id: string; endpoints: string[] }>).map((m) => [m.id, m.endpoints]));
+    expect(byId.get('whisper')).toEqual(['transcriptions', 'translations']);
+    expect(byId.get('tts')).toEqual(['speech']);
+    const res = await upload('/v1/audio/translations', { model: 'tts' });
+    expectError(res, 404, 'model_not_found', 'model');
+    expect(res.body.error.message).toMatch(/translations/);
+  });
+
   it('answers another method with 405 and Allow: POST', async () => {
     for (const path of ['/v1/audio/transcriptions', '/v2/audio/translations', '/v1/audio/speech']) {
       const res = await call('GET', `${gw.url}${path}`, undefined, bearer(alice.key));
