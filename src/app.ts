@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
-import { INPUT_ENDPOINTS, type Endpoint, type Version } from './config/schema';
+import { AUDIO_ENDPOINTS, INPUT_ENDPOINTS, type Endpoint, type Version } from './config/schema';
 import { GatewayError } from './contract/errors';
 import { Context, requestIdOf } from './pipeline/context';
 import { runFinishHooks } from './pipeline/runner';
@@ -20,6 +20,7 @@ import { sendJson } from './plumbing/send-json';
 import { logAccess } from './api/access-log';
 import { passThrough } from './api/passthrough/admit';
 import { inputsEndpoint } from './api/inputs';
+import { speech, uploadEndpoint } from './api/audio';
 import { requestCost } from './pricing/request-cost';
 
 export interface GatewayState {
@@ -196,6 +197,9 @@ export function createApp(state: GatewayState): GatewayHandler {
     api('post', `/${v}/images/generations`, v, 'images', imageGenerations, true);
     // A pass-through route may serve an input endpoint's path instead (docs/endpoints.md): those take the router.
     for (const e of INPUT_ENDPOINTS) router.post(`/${v}/${e}`, passthroughFirst(state), apiRoute(state, `/${v}/${e}`, v, e, inputsEndpoint(e), true));
+    // An upload reads its own body (multipart, bounded per endpoint); speech's is JSON.
+    for (const e of ['transcriptions', 'translations'] as const) router.post(`/${v}/audio/${e}`, passthroughFirst(state), apiRoute(state, `/${v}/audio/${e}`, v, e, uploadEndpoint(e), false));
+    router.post(`/${v}/audio/speech`, passthroughFirst(state), apiRoute(state, `/${v}/audio/speech`, v, 'speech', speech, true));
     api('get', `/${v}/models`, v, 'models', listModels, false);
     api('get', `/${v}/models/*id`, v, 'models', retrieveModel, false);
   }
@@ -231,7 +235,7 @@ export function createApp(state: GatewayState): GatewayHandler {
   router.all('/readyz', methodNotAllowed('GET, HEAD'));
   router.use(passthroughRoutes(state));
   // After the pass-through routes: one of them may serve another method on an input endpoint's path.
-  for (const v of VERSIONS) for (const e of INPUT_ENDPOINTS) router.all(`/${v}/${e}`, methodNotAllowed('POST'));
+  for (const v of VERSIONS) for (const e of [...INPUT_ENDPOINTS, ...AUDIO_ENDPOINTS.map((a) => `audio/${a}`)]) router.all(`/${v}/${e}`, methodNotAllowed('POST'));
   router.use((req, _res, next) => {
     const path = (req.url ?? '/').split('?')[0].slice(0, 200);
     next(new GatewayError('not_found', `No such endpoint: ${req.method} ${path}. See the README for the endpoints this gateway serves.`));

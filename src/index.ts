@@ -11,8 +11,8 @@ export {
   type Awaitable, type EventVerdict, type Outcome, type PluginDefinition, type PluginEnv, type PluginHooks,
   type FieldPoint, type OutputMatch, type OutputRules, type OutputScan, type PrimaryLink, type RequestContext, type ResponseHead, type Services, type Stage, type StoreHealthNotes, type StreamEvent, type ToolCallContext, type ToolResult, type Usage, type WorkerLink,
 } from './contract/plugin';
-export type { ChatMessage, ChatRequest, ClientProtocol, ContentPart, ImageRequest, InputsRequest, Price, PriceList, Principal, RedisClient, Route, Team, TeamLookup, ToolCall } from './contract/types';
-export { costText, imageCost, roundCost, tokenCost } from './pricing/prices';
+export type { AudioRequest, ChatMessage, ChatRequest, ClientProtocol, ContentPart, ImageRequest, InputsRequest, Price, PriceList, Principal, RedisClient, Route, Team, TeamLookup, ToolCall } from './contract/types';
+export { audioCost, costText, imageCost, roundCost, tokenCost } from './pricing/prices';
 export { type ConfigView, type GatewayConfig, type Limits } from './config/schema';
 export { exactModelIds } from './routing/routes';
 export { estimateTokens, promptChars, promptEstimate } from './request/usage';

@@ -19,7 +19,7 @@ export const SCOPE_VALUES = ['key', 'team', 'org', 'model', 'upstream', 'backend
 export const BUDGET_VALUES = ['requests', 'tokens', 'concurrency'] as const;
 export const KIND_VALUES = ['connect', 'timeout', 'status', 'stream'] as const;
 /** The endpoints whose requests carry text to filter. */
-export const FILTERED_ENDPOINTS = ['chat', 'images', 'embeddings', 'rerank', 'score', 'moderations', 'passthrough'] as const;
+export const FILTERED_ENDPOINTS = ['chat', 'images', 'embeddings', 'rerank', 'score', 'moderations', 'transcriptions', 'translations', 'speech', 'passthrough'] as const;
 
 const SCOPES: ReadonlySet<string> = new Set(SCOPE_VALUES);
 const BUDGETS: ReadonlySet<string> = new Set(BUDGET_VALUES);

@@ -8,7 +8,7 @@
 // core's: taken before these hooks run.)
 import type { Logger } from 'pino';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { decidedInProcess, giveBack, imageCost, limiterUnavailable, settle, type PluginHooks, type Price, type PriceList, type RequestContext, type StoreHealthNotes } from '../../src';
+import { audioCost, decidedInProcess, giveBack, imageCost, limiterUnavailable, settle, type PluginHooks, type Price, type PriceList, type RequestContext, type StoreHealthNotes } from '../../src';
 import { decide, type Fit } from './decide';
 import { amountText, rateLimited, setRateLimitHeaders } from './headers';
 import { admitted, keyAt, type CompiledBudget, type Policy, type PolicyOf } from './policy';
@@ -59,8 +59,14 @@ export function createHooks({ policies, defaultMaxTokens, prices, logger, health
     if (price === undefined) return false;
     ask.price = price;
     if (ctx.image !== undefined) ask.fixedNanos = Math.max(...[ctx.model, ...fallbacks].map((m) => imageNanos(ctx, m)));
+    if (ctx.audio !== undefined) ask.fixedNanos = Math.max(...[ctx.model, ...fallbacks].map((m) => audioNanos(ctx, m)));
     return true;
   }
+  /** An audio request's bound: the most seconds its upload can hold, or its characters of speech, at the model's price. */
+  const audioNanos = (ctx: RequestContext, model: string): number => {
+    const price = prices.of(model);
+    return price === undefined ? 0 : Math.ceil(audioCost(price, ctx.audio!.boundSeconds, ctx.audio!.characters) * 1e9);
+  };
   const imageNanos = (ctx: RequestContext, model: string): number => {
     const price = prices.of(model);
     const { n, size } = ctx.image!.model_params;

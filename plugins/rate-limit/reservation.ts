@@ -29,7 +29,7 @@ export interface Ask {
   cap?: number;
   /** Nano-dollars per input and output token at the dearest model the request may reach; undefined: not priced. */
   price?: { input: number; output: number };
-  /** An image request's cost in nano-dollars, when priced (the whole of what it reserves in a dollar budget). */
+  /** An image request's cost, or an audio request's bound (its seconds or characters), in nano-dollars when priced: the whole of what it reserves in a dollar budget. */
   fixedNanos?: number;
 }
 

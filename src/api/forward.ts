@@ -13,13 +13,15 @@ import { decideFallback, type FallbackOption } from './fallback-decision';
 
 const UPSTREAM_PATH: Record<Endpoint, string> = {
   chat: '/chat/completions', images: '/images/generations', embeddings: '/embeddings', rerank: '/rerank', score: '/score', moderations: '/moderations',
+  transcriptions: '/audio/transcriptions', translations: '/audio/translations', speech: '/audio/speech',
 };
 
 /** Sends the request on its route; a request of another client protocol in the format its exchange chooses for that upstream. */
 export function forwardTo(runtime: ApiRuntime, ctx: Context, endpoint: Endpoint, route: Route, model: string, exchange?: Exchange): void {
   const upstream = runtime.upstreams.get(route.upstream)!;
   const format = exchange === undefined ? upstream.format : exchange.formatFor(upstream, ctx);
-  upstream.forward(ctx, format.path ?? UPSTREAM_PATH[endpoint], format.requestBody(ctx, route.upstreamModel ?? model), format);
+  const sent = route.upstreamModel ?? model;
+  upstream.forward(ctx, format.path ?? UPSTREAM_PATH[endpoint], format.requestBytes?.(ctx, sent) ?? format.requestBody(ctx, sent), format);
 }
 
 /**

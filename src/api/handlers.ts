@@ -65,6 +65,7 @@ export async function routeAndForward(req: ApiRequest, res: Response, next: Next
 /** What each endpoint serves, as a refusal names it. */
 const ENDPOINT_NAMES: Record<Endpoint, string> = {
   chat: 'chat completions', images: 'image generation', embeddings: 'embeddings', rerank: 'rerank', score: 'scores', moderations: 'moderations',
+  transcriptions: 'transcriptions', translations: 'translations', speech: 'speech',
 };
 
 /** A model whose backend speaks only the service interface's chat, asked for what that cannot say (tools, tool results, parts). */

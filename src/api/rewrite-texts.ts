@@ -11,12 +11,13 @@ import { messageTexts } from './chat-messages';
 import { paramTexts } from '../request/chat-params';
 import { rewriteStrings, type Rewrite } from '../request/rewrite-strings';
 import { rewriteInputs } from '../request/inputs';
+import { rewriteAudio } from '../request/audio';
 
 /**
  * Rewrites every text of the request through `fn` (message contents and text
  * parts, tool calls' arguments, tool results, tool definitions, instructions,
  * string parameters, the image prompt, the inputs, queries and documents of
- * an input endpoint; for a Responses or Messages request
+ * an input endpoint, an audio request's prompt, input and instructions; for a Responses or Messages request
  * the client's own body, which a backend serving that API receives). Names,
  * ids, roles, types, URLs and encoded data are left as they are. Returns true
  * when a text changed; ctx.texts is then the rewritten request's.
@@ -39,6 +40,13 @@ export function rewriteTexts(ctx: RequestContext, fn: Rewrite): boolean {
     if (inputs === undefined) return false;
     ctx.inputs = inputs;
     ctx.texts = inputs.texts;
+    return true;
+  }
+  if (ctx.audio !== undefined) {
+    const audio = rewriteAudio(ctx.audio, fn);
+    if (audio === undefined) return false;
+    ctx.audio = audio;
+    ctx.texts = audio.texts;
     return true;
   }
   if (source !== undefined) {

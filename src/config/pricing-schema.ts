@@ -1,6 +1,7 @@
 // Prices per model (docs/spend.md): dollars per million tokens of each kind,
-// and per image by size. The first entry whose model glob matches prices a
-// request; a model no entry matches costs nothing and is counted as such.
+// per image by size, per minute of audio and per million characters of
+// speech. The first entry whose model glob matches prices a request; a model
+// no entry matches costs nothing and is counted as such.
 import { z } from 'zod';
 
 const dollars = z.number().min(0).max(1_000_000);
@@ -17,6 +18,10 @@ export const priceSchema = z.strictObject({
   output: dollars.default(0),
   /** Dollars per image, by size; "*" for any size not listed. */
   images: z.record(imageSize, dollars).optional(),
+  /** Dollars per minute of audio transcribed or translated (billed by the second). */
+  audioMinute: dollars.default(0),
+  /** Dollars per million characters of speech's input. */
+  characters: dollars.default(0),
 });
 
 export const pricingSchema = z.array(priceSchema).max(10_000).default([]);

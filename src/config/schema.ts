@@ -156,8 +156,10 @@ const fieldName = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be a request 
 
 /** The endpoints whose requests are texts to read, with nothing generated (docs/endpoints.md). */
 export const INPUT_ENDPOINTS = ['embeddings', 'rerank', 'score', 'moderations'] as const;
-/** The API endpoints a route serves: chat completions, image generations, and the input endpoints. */
-const endpointSchema = z.enum(['chat', 'images', ...INPUT_ENDPOINTS]);
+/** The audio endpoints: speech to text (an uploaded file) and text to speech (docs/endpoints.md#audio). */
+export const AUDIO_ENDPOINTS = ['transcriptions', 'translations', 'speech'] as const;
+/** The API endpoints a route serves: chat completions, image generations, the input endpoints and audio. */
+const endpointSchema = z.enum(['chat', 'images', ...INPUT_ENDPOINTS, ...AUDIO_ENDPOINTS]);
 /** Every endpoint, in the order /v1/models lists them. */
 export const ENDPOINTS = endpointSchema.options;
 const versionSchema = z.enum(['v1', 'v2']);
@@ -246,6 +248,8 @@ export type RouteConfig = GatewayConfig['routes'][number];
 export type Endpoint = z.infer<typeof endpointSchema>;
 /** The endpoints whose requests are texts to read, not a conversation or a prompt (docs/endpoints.md). */
 export type InputEndpoint = (typeof INPUT_ENDPOINTS)[number];
+/** Transcriptions, translations (an audio upload) and speech (text in, audio out). */
+export type AudioEndpoint = (typeof AUDIO_ENDPOINTS)[number];
 export type Version = z.infer<typeof versionSchema>;
 export type PluginEntry = GatewayConfig['plugins'][number];
 export type PassthroughConfig = GatewayConfig['passthrough'][number];

@@ -29,7 +29,7 @@
 import type { z } from 'zod';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import type { ChatRequest, ClientProtocol, ImageRequest, InputsRequest, PriceList, Principal, RedisClient, Route, TeamLookup, Usage } from './types';
+import type { AudioRequest, ChatRequest, ClientProtocol, ImageRequest, InputsRequest, PriceList, Principal, RedisClient, Route, TeamLookup, Usage } from './types';
 import type { ConfigView, Endpoint, FieldPoint, GatewayConfig, Version } from '../config/schema';
 import type { GatewayError, Reason } from './errors';
 import type { AdmissionService } from './admission';
@@ -67,6 +67,8 @@ export interface RequestContext {
   image?: ImageRequest;
   /** An embeddings, rerank, score or moderations request (docs/endpoints.md). */
   inputs?: InputsRequest;
+  /** A transcription, translation or speech request (docs/endpoints.md#audio). */
+  audio?: AudioRequest;
   stream: boolean;
   /** Every piece of text the request forwards to a backend (messages in every form, tools, prompts, string parameters); empty when none. */
   texts: readonly string[];

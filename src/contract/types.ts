@@ -138,6 +138,26 @@ export interface InputsRequest {
   tokenIds: number;
 }
 
+/**
+ * A request of an audio endpoint: an uploaded file to transcribe or
+ * translate, or a text to speak (docs/endpoints.md#audio).
+ */
+export interface AudioRequest {
+  model: string;
+  /** The text fields the backend reads (a transcription's prompt, speech's input and instructions), by name. */
+  fields: Readonly<Record<string, string>>;
+  /** Every text the backend will read: the values of `fields`. */
+  texts: string[];
+  /** Speech's JSON body as the client sent it (the backend gets it with `fields` as they stand); undefined for an upload. */
+  body?: Readonly<Record<string, unknown>>;
+  /** Seconds of the uploaded audio when its header says (WAV); undefined otherwise, or for speech. */
+  seconds?: number;
+  /** The most seconds of audio the upload can hold, as a budget reserves it; 0 for speech. */
+  boundSeconds: number;
+  /** Characters of speech's input (what it is priced by); 0 for an upload. */
+  characters: number;
+}
+
 export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
@@ -148,6 +168,10 @@ export interface Usage {
   cached_tokens?: number;
   /** Completion tokens spent on reasoning (part of completion_tokens), when it said. */
   reasoning_tokens?: number;
+  /** Seconds of audio transcribed or translated (the backend's, else the file's). */
+  audio_seconds?: number;
+  /** Characters of text spoken (speech's input). */
+  characters?: number;
 }
 
 /** A model's price: dollars per token of each kind, and per image by size ("*": any size). */
@@ -156,6 +180,9 @@ export interface Price {
   readonly cachedInput: number;
   readonly output: number;
   readonly images?: Readonly<Record<string, number>>;
+  /** Dollars per second of audio, and per character of speech's input. */
+  readonly audioSecond?: number;
+  readonly character?: number;
 }
 
 /** The config's prices (`pricing`), compiled: the first entry whose glob matches a model prices it. */

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Endpoint, Version } from '../config/schema';
 import { GatewayError } from '../contract/errors';
 import type { Outcome, RequestContext, Timings, Usage } from '../contract/plugin';
-import type { ChatRequest, ClientProtocol, ImageRequest, InputsRequest, Principal, Route } from '../contract/types';
+import type { AudioRequest, ChatRequest, ClientProtocol, ImageRequest, InputsRequest, Principal, Route } from '../contract/types';
 import { outputCapOf, withOutputCap } from '../request/output-cap';
 import type { RequestTrace } from '../tracing/request-trace';
 import type { OutputPolicy } from './output-policy';
@@ -126,6 +126,7 @@ export class Context implements RequestContext {
   chat?: ChatRequest;
   image?: ImageRequest;
   inputs?: InputsRequest;
+  audio?: AudioRequest;
   stream = false;
   texts: readonly string[] = [];
   /** Set for a protocol whose client request an exchange keeps (Responses, Messages): rewriteTexts walks it. */

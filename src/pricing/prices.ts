@@ -23,13 +23,18 @@ export function costText(dollars: number): string {
   return `${whole}.${String(frac).padStart(digits, '0')}`;
 }
 
-/** What `usage` cost at `price`; cached prompt tokens at the cached price. */
+/** What `usage` cost at `price`: its tokens (cached prompt tokens at the cached price), and its audio seconds and characters when it has them. */
 export function tokenCost(price: Price, usage: Usage): number {
   const prompt = Math.max(usage.prompt_tokens, 0);
   const cached = Math.min(Math.max(usage.cached_tokens ?? 0, 0), prompt);
   const completion = Math.max(usage.completion_tokens, 0);
-  return roundCost((prompt - cached) * price.input + cached * price.cachedInput + completion * price.output);
+  const tokens = (prompt - cached) * price.input + cached * price.cachedInput + completion * price.output;
+  return roundCost(tokens + audioCost(price, usage.audio_seconds ?? 0, usage.characters ?? 0));
 }
+
+/** What `seconds` of audio and `characters` of speech cost at `price` (unrounded: a part of a cost). */
+export const audioCost = (price: Price, seconds: number, characters: number): number =>
+  Math.max(seconds, 0) * (price.audioSecond ?? 0) + Math.max(characters, 0) * (price.character ?? 0);
 
 /** What `n` images of `size` cost at `price`: undefined when it names no price for images. */
 export function imageCost(price: Price, n: number, size: string | undefined): number | undefined {
@@ -64,6 +69,8 @@ export function compilePrices(configs: readonly PriceConfig[]): PriceList {
       cachedInput: (c.cachedInput ?? c.input) * PER_MILLION,
       output: c.output * PER_MILLION,
       images: c.images,
+      audioSecond: c.audioMinute / 60,
+      character: c.characters * PER_MILLION,
     },
   })));
 }

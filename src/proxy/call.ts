@@ -15,6 +15,7 @@ import type { Attempt, CallSettings } from './attempt';
 import type { Reply } from './reply';
 import type { Format } from './formats/format';
 import { StreamRelay } from './stream-relay';
+import { ByteRelay } from './byte-relay';
 import { retryAfterMs } from './retry-after';
 import { jsonAnswer, opensEventStream } from './answer-body';
 import { isTimeoutCode, phaseOf, silenceEnd, socketEnd, statusEnd } from './attempt-end';
@@ -38,7 +39,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
   private headers: IncomingHttpHeaders = {};
   private chunks: Buffer[] = [];
   private size = 0;
-  private relay?: StreamRelay;
+  private relay?: StreamRelay | ByteRelay;
   /** The one timer of the wait under way (see the file's head). */
   private timer?: NodeJS.Timeout;
   private timedOut = false;
@@ -120,9 +121,9 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
     this.arm(this.awaitingFirstEvent ? settings.firstEventMs : settings.idleMs);
     const declaredStream = String(headers['content-type'] ?? '').startsWith('text/event-stream');
     if (declaredStream && !ctx.stream) return this.fail(badAnswer(settings.upstream, 'an event stream to a request without stream'));
-    // Liberal in what backends send: a streamed request's answer is a stream when it carries events.
-    this.mode = declaredStream ? 'stream' : ctx.stream ? 'sniff' : 'json';
-    if (this.mode === 'stream') this.startRelay();
+    // Liberal in what backends send: a streamed request's answer is a stream when it carries events. Bytes are relayed as they come.
+    this.mode = declaredStream || this.format.bytesUsage !== undefined ? 'stream' : ctx.stream ? 'sniff' : 'json';
+    if (this.mode === 'stream') this.startRelay(String(headers['content-type'] ?? 'application/octet-stream'));
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -138,7 +139,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
         return this.fail(badAnswer(this.settings.upstream, 'an answer that is not an event stream to a streamed request'));
       }
       this.mode = 'stream';
-      this.startRelay();
+      this.startRelay('text/event-stream');
     }
     if (this.mode === 'stream') {
       // After a cut the backend is let go at once: it would only go on generating what nobody reads.
@@ -164,7 +165,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
       return this.reply.endStream(ctx); // no-op when finishIfComplete has ended it
     }
     if (this.mode === 'sniff') return this.fail(badAnswer(settings.upstream, 'the answer was empty'), true);
-    let body: string;
+    let body: ReturnType<typeof jsonAnswer>;
     try {
       body = jsonAnswer(ctx, this.chunks, this.format, this.pipeline, settings.upstream);
     } catch (err) {
@@ -174,7 +175,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
       this.chunks = [];
     }
     this.report('ok');
-    this.reply.json(ctx, body);
+    this.reply.json(ctx, body.body, body.contentType);
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
@@ -219,19 +220,19 @@ export class UpstreamCall implements Dispatcher.DispatchHandler, CallInFlight {
     this.fail(fromUpstreamStatus(status, text, this.settings.upstream, headers['retry-after']), true);
   }
 
-  private startRelay(): void {
-    const { ctx, settings } = this;
-    this.relay = new StreamRelay(ctx, this.pipeline, this.format.streamTransformer(ctx, settings.upstream), {
-      head: () => {
+  private startRelay(contentType: string): void {
+    const { ctx, settings, format } = this;
+    const source = {
+      head: (type?: string) => {
         this.awaitingFirstEvent = false;
         this.arm(settings.idleMs);
-        this.reply.startStream(ctx);
+        this.reply.startStream(ctx, type);
       },
-      pause: () => this.pause(),
-      resume: () => this.resume(),
-      fail: (err) => this.failStream(err),
-      end: (tail) => this.reply.endStream(ctx, tail),
-    }, settings.upstream, settings.maxEventBytes, settings.streamPingMs);
+      pause: () => this.pause(), resume: () => this.resume(),
+      fail: (err: unknown) => this.failStream(err), end: (tail: string) => this.reply.endStream(ctx, tail),
+    };
+    this.relay = format.bytesUsage !== undefined ? new ByteRelay(ctx, source, contentType, () => format.bytesUsage!(ctx))
+      : new StreamRelay(ctx, this.pipeline, format.streamTransformer(ctx, settings.upstream), source, settings.upstream, settings.maxEventBytes, settings.streamPingMs);
   }
 
   /** The client is not reading: the backend waits, its silence timer stops, and the client's own starts. */

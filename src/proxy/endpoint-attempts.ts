@@ -78,7 +78,7 @@ export class Fleet {
   }
 
   /** One attempt on one endpoint; `budgeted` when it is a retry taken from the budget. */
-  send(ctx: Context, path: string, body: string, b: Backend, tries: Tries, fresh: boolean, budgeted: boolean): void {
+  send(ctx: Context, path: string, body: string | Buffer, b: Backend, tries: Tries, fresh: boolean, budgeted: boolean): void {
     const { member } = b;
     const p = this.parts;
     p.health.begin(member, tries.request.model, Date.now());
@@ -90,7 +90,8 @@ export class Fleet {
     const span = ctx.trace === undefined ? undefined : this.span(ctx, b, tries);
     const call = new UpstreamCall(ctx, p.call, p.pipeline, p.reply, new FleetAttempt(this, ctx, path, body, b, tries, fresh, budgeted, span), tries.format);
     ctx.forwarding.track(call);
-    const headers = withPassed({ ...p.headers, 'content-type': 'application/json', accept: ctx.stream ? 'text/event-stream' : 'application/json', 'x-request-id': ctx.id }, ctx, tries.format);
+    const f = tries.format;
+    const headers = withPassed({ ...p.headers, 'content-type': f.contentType ?? 'application/json', accept: ctx.stream ? 'text/event-stream' : f.accept ?? 'application/json', 'x-request-id': ctx.id }, ctx, f);
     span?.inject(headers);
     (fresh ? this.freshConnection(b) : b.pool).dispatch({ path: b.base + path, method: 'POST', headers, body }, call);
   }
@@ -143,7 +144,7 @@ class FleetAttempt implements Attempt {
     private readonly fleet: Fleet,
     private readonly ctx: Context,
     private readonly path: string,
-    private readonly body: string,
+    private readonly body: string | Buffer,
     private readonly backend: Backend,
     private readonly tries: Tries,
     readonly fresh: boolean,

@@ -32,10 +32,10 @@ function costOf(prices: PriceList, ctx: Context): string | undefined {
 }
 
 export interface Reply {
-  /** A 200 JSON answer. */
-  json(ctx: Context, body: string): void;
-  /** The head of a 200 event stream; the relay writes the events. */
-  startStream(ctx: Context): void;
+  /** A 200 JSON answer, or of `contentType` (a transcription as text). */
+  json(ctx: Context, body: string, contentType?: string): void;
+  /** The head of a 200 event stream (the relay writes the events), or of bytes of `contentType` (speech's audio). */
+  startStream(ctx: Context, contentType?: string): void;
   /** A stream's end, with its last events: after [DONE], or when the backend closes after it. */
   endStream(ctx: Context, tail?: string): void;
   /** Ends the request with an error, however far it got; `last`: no fallback may take it over (the total deadline passed). */
@@ -44,7 +44,7 @@ export interface Reply {
 
 export function createReply(pipeline: Pipeline, logger: Logger, prices: PriceList): Reply {
   return {
-    json(ctx, body) {
+    json(ctx, body, contentType) {
       if (!ctx.forwarding.settle()) return;
       if (!prices.empty) {
         const cost = costOf(prices, ctx);
@@ -52,11 +52,13 @@ export function createReply(pipeline: Pipeline, logger: Logger, prices: PriceLis
       }
       runHeadHooks(pipeline, ctx, { status: 200, stream: false }, logger);
       ctx.trace?.answered(body);
-      sendJson(ctx.res, 200, body);
+      sendJson(ctx.res, 200, body, contentType === undefined ? undefined : { 'content-type': contentType });
     },
-    startStream(ctx) {
+    startStream(ctx, contentType) {
       if (ctx.forwarding.streaming) return; // a continuation: the head went out with the first part
       runHeadHooks(pipeline, ctx, { status: 200, stream: true }, logger);
+      // Bytes are not events: a failure after the head drops the connection (streaming stays false) rather than write an event into audio.
+      if (contentType !== undefined && contentType !== 'text/event-stream') return void ctx.res.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-cache', 'x-accel-buffering': 'no' }).flushHeaders();
       ctx.forwarding.costTrailer = !prices.empty && asksForTrailers(ctx);
       ctx.res.writeHead(200, ctx.forwarding.costTrailer ? STREAM_HEADERS_WITH_COST : STREAM_HEADERS);
       ctx.res.flushHeaders();

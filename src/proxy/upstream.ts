@@ -34,7 +34,7 @@ export interface Upstream {
   name: string;
   format: Format;
   /** Sends the request body to `path` under the upstream's URL; the answer goes to the client through `reply`, read by `format` (default: the upstream's). */
-  forward(ctx: Context, path: string, body: string, format?: Format): void;
+  forward(ctx: Context, path: string, body: string | Buffer, format?: Format): void;
   /** The client protocols the backend serves itself (`apis`). */
   readonly apis: readonly string[];
   close(): Promise<void>;

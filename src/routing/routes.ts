@@ -1,6 +1,6 @@
 // Maps (model, endpoint, version) to an upstream: first matching route wins.
 // Globs compile once at load; resolved answers are cached per config, bounded.
-import { ENDPOINTS, INPUT_ENDPOINTS, type Endpoint, type RouteConfig, type UpstreamConfig, type Version } from '../config/schema';
+import { AUDIO_ENDPOINTS, ENDPOINTS, INPUT_ENDPOINTS, type Endpoint, type RouteConfig, type UpstreamConfig, type Version } from '../config/schema';
 import type { Route } from '../contract/types';
 import { compileGlob, isGlob, type Matcher } from '../auth/glob';
 
@@ -24,6 +24,7 @@ interface CompiledRoute extends Route {
 }
 
 const CACHE_LIMIT = 4096;
+const OPENAI_ONLY = [...INPUT_ENDPOINTS, ...AUDIO_ENDPOINTS];
 
 /** The configured model ids: each route's model unless it is a glob, plus the ids a glob route advertises. */
 export function exactModelIds(routes: readonly RouteConfig[]): string[] {
@@ -71,8 +72,8 @@ export function compileRoutes(routes: readonly RouteConfig[], problems: string[]
   }));
   routes.forEach((r, i) => {
     const format = upstreams[r.upstream]?.format;
-    // The input endpoints are OpenAI's and vLLM's paths: a backend of another format serves none of them.
-    const inputs = (r.endpoints ?? []).filter((e) => (INPUT_ENDPOINTS as readonly string[]).includes(e));
+    // The input and audio endpoints are OpenAI's and vLLM's paths: a backend of another format serves none of them.
+    const inputs = (r.endpoints ?? []).filter((e) => (OPENAI_ONLY as readonly string[]).includes(e));
     if (inputs.length > 0 && format !== undefined && format !== 'openai') problems.push(`routes[${i}].endpoints: ${inputs.join(', ')} need an upstream of format openai; "${r.upstream}" is ${format}`);
     if (r.assistantPrefix !== undefined && format !== undefined && format !== 'openai') problems.push(`routes[${i}].assistantPrefix: continuing an assistant message needs an upstream of format openai; "${r.upstream}" is ${format}`);
     // Continuation with nowhere to continue would silently never happen.

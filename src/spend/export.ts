@@ -12,7 +12,9 @@ import type { UsageRecord } from './record';
 export const COLUMNS = ['time', 'request_id', 'key', 'team', 'org', 'model', 'protocol', 'endpoint', 'status', 'reason',
   'prompt_tokens', 'cached_tokens', 'completion_tokens', 'reasoning_tokens', 'estimated', 'cost',
   // An MCP tool call's own fields, empty on a model request's line.
-  'server', 'tool', 'outcome', 'duration_ms', 'bytes_in', 'bytes_out'] as const;
+  'server', 'tool', 'outcome', 'duration_ms', 'bytes_in', 'bytes_out',
+  // An audio request's unit, empty on any other line.
+  'audio_seconds', 'characters'] as const;
 
 const FORMULA_START = /^[=+\-@\t\r]/;
 const NEEDS_QUOTES = /[",\r\n]/;

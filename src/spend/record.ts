@@ -28,6 +28,9 @@ export interface UsageRecord {
   estimated: boolean;
   /** Dollars; null when no price names the model. */
   cost: number | null;
+  // An audio request's record also has its unit: seconds of audio (transcriptions, translations) or characters (speech).
+  audio_seconds?: number;
+  characters?: number;
   // An MCP tool call's record (protocol "mcp", endpoint "tools/call") also has these; a model request's has none.
   /** The configured MCP server. */
   server?: string;
@@ -81,6 +84,8 @@ export function usageRecordOf(ctx: RequestContext, outcome: Outcome, now: number
     reasoning_tokens: u?.reasoning_tokens ?? 0,
     estimated: u?.estimated ?? false,
     cost: ctx.cost ?? null,
+    ...(u?.audio_seconds !== undefined ? { audio_seconds: u.audio_seconds } : {}),
+    ...(u?.characters !== undefined ? { characters: u.characters } : {}),
   };
 }
 

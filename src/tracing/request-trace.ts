@@ -156,9 +156,10 @@ export class RequestTrace {
   /** What the client asked: the model and sampling parameters, in the GenAI conventions. */
   private request(ctx: RequestContext): void {
     const s = this.server;
-    if (ctx.inputs !== undefined) {
+    const named = ctx.inputs ?? ctx.audio;
+    if (named !== undefined) {
       s.setAttribute('gen_ai.operation.name', operationName(ctx.endpoint));
-      s.setAttribute('gen_ai.request.model', ctx.inputs.model);
+      s.setAttribute('gen_ai.request.model', named.model);
       return;
     }
     const asked = ctx.chat ?? ctx.image;

@@ -5,7 +5,7 @@
 //   passthrough:
 //     - { path: /v1/embeddings, upstream: vllm }
 //     - { path: "/v1/audio/*", upstream: whisper, methods: [POST], bodyLimit: 25mb }
-import { INPUT_ENDPOINTS, PASSTHROUGH_SEGMENT, type GatewayConfig, type PassthroughConfig, type Version } from '../../config/schema';
+import { AUDIO_ENDPOINTS, INPUT_ENDPOINTS, PASSTHROUGH_SEGMENT, type GatewayConfig, type PassthroughConfig, type Version } from '../../config/schema';
 
 export interface PassthroughRoute {
   /** Its position under `passthrough:`, for logs. */
@@ -79,7 +79,7 @@ export function passthroughProblems(routes: ReadonlyArray<Partial<PassthroughCon
 }
 
 /**
- * The input endpoints (embeddings, rerank, score, moderations) that a
+ * The input and audio endpoints (embeddings, ..., audio/speech) that a
  * pass-through route takes before the gateway's own endpoint can: each with
  * the route's index. Not a config error (such a route keeps working as it
  * did before the gateway served the path), only worth a warning.
@@ -87,7 +87,7 @@ export function passthroughProblems(routes: ReadonlyArray<Partial<PassthroughCon
 export function shadowedEndpoints(routes: readonly PassthroughConfig[]): Array<{ index: number; path: string }> {
   const shadowed: Array<{ index: number; path: string }> = [];
   for (const v of ['v1', 'v2']) {
-    for (const endpoint of INPUT_ENDPOINTS) {
+    for (const endpoint of [...INPUT_ENDPOINTS, ...AUDIO_ENDPOINTS.map((e) => `audio/${e}`)]) {
       const path = `/${v}/${endpoint}`;
       const index = routes.findIndex((r) => (r.methods ?? ['POST']).includes('POST') && pathMatches(compilePath(r.path), path));
       if (index >= 0) shadowed.push({ index, path });

@@ -54,12 +54,25 @@ export interface StreamTransformer {
 export interface JsonAnswer {
   body: string;
   usage: Usage | undefined;
+  /** The answer's type when it is not JSON (a transcription as text, srt or vtt): relayed as it is, no output hook reads it. */
+  contentType?: string;
 }
 
 export interface Format {
   /** The path under the upstream's URL, when not the endpoint's own (/chat/completions, /images/generations). */
   readonly path?: string;
   requestBody(ctx: Context, upstreamModel: string): string;
+  /** The bytes to send in place of requestBody's text, for a body that is not JSON (an upload's multipart). */
+  requestBytes?(ctx: Context, upstreamModel: string): Buffer;
+  /** The body's type, when not JSON (an upload's multipart/form-data with its boundary). */
+  readonly contentType?: string;
+  /** What the backend is asked to answer in, when neither JSON nor an event stream (speech: audio). */
+  readonly accept?: string;
+  /**
+   * Set when the answer is bytes (speech's audio), relayed as they arrive
+   * under the backend's own type (no JSON, no events): what the request used.
+   */
+  bytesUsage?(ctx: Context): Usage;
   /** The backend's 2xx JSON body → the client's answer and its usage. Throws on a bad answer. */
   respondJson(ctx: Context, text: string, upstream: string): JsonAnswer;
   streamTransformer(ctx: Context, upstream: string): StreamTransformer;

@@ -115,7 +115,7 @@ describe('grafana dashboard on a healthy gateway', () => {
       'Error ratio (5xx)': [zero()],
       'Refusals and errors by reason': [zero({ reason: 'none' })],
       'Rate limited by scope and budget': [['key', 'concurrency'], ['model', 'concurrency'], ['org', 'concurrency'], ['upstream', 'concurrency'], ['backend', 'requests'], ['key', 'requests'], ['org', 'requests'], ['team', 'requests'], ['key', 'tokens'], ['org', 'tokens'], ['team', 'tokens']].map(([scope, budget]) => zero({ budget, scope })),
-      'Content filter blocks': ['chat', 'embeddings', 'images', 'moderations', 'passthrough', 'rerank', 'score'].map((endpoint) => zero({ endpoint })),
+      'Content filter blocks': ['chat', 'embeddings', 'images', 'moderations', 'passthrough', 'rerank', 'score', 'speech', 'transcriptions', 'translations'].map((endpoint) => zero({ endpoint })),
       'Backend errors by upstream and kind': ['connect', 'status', 'stream', 'timeout'].map((kind) => zero({ kind, upstream: 'b' })),
       'Estimated share of tokens': [zero()],
       'Limiter fallback decisions': [zero()],

@@ -121,7 +121,19 @@ describe('input endpoints on routes', () => {
       route({ model: 'a', upstream: 'native', endpoints: ['chat', 'embeddings', 'rerank'] }),
       route({ model: 'b', upstream: 'vllm', endpoints: ['moderations'] }),
       route({ model: 'c', upstream: 'demo', endpoints: ['chat'] }),
+      route({ model: 'd', upstream: 'native', endpoints: ['transcriptions', 'speech'] }),
+      route({ model: 'e', upstream: 'vllm', endpoints: ['translations'] }),
     ], problems, { native: { format: 'native' }, vllm: { format: 'openai' }, demo: { format: 'demo' } });
-    expect(problems).toEqual(['routes[0].endpoints: embeddings, rerank need an upstream of format openai; "native" is native']);
+    expect(problems).toEqual([
+      'routes[0].endpoints: embeddings, rerank need an upstream of format openai; "native" is native',
+      'routes[3].endpoints: transcriptions, speech need an upstream of format openai; "native" is native',
+    ]);
+  });
+
+  it('lists audio endpoints after the input endpoints', () => {
+    const table = compileRoutes([route({ model: 'w', upstream: 'v', endpoints: ['speech', 'transcriptions', 'embeddings'] })]);
+    expect(table.listed('v1')).toEqual([{ id: 'w', endpoints: ['embeddings', 'transcriptions', 'speech'] }]);
+    expect(table.resolve('w', 'translations', 'v1')).toBeUndefined();
+    expect(table.resolve('w', 'transcriptions', 'v2')).toBeDefined();
   });
 });

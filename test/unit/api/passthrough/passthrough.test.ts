@@ -97,13 +97,18 @@ describe('jsonStrings', () => {
 describe('shadowedEndpoints', () => {
   const routes = (passthrough: unknown[]) => validateConfig({ upstreams: { b: { url: 'http://127.0.0.1:9/v1' } }, passthrough }).passthrough;
 
-  it('names each input endpoint a route takes POST on, with the first such route', () => {
+  it('names each input and audio endpoint a route takes POST on, with the first such route', () => {
     expect(shadowedEndpoints(routes([
       { path: '/v1/audio/*', upstream: 'b' },
       { path: '/v1/embeddings', upstream: 'b' },
       { path: '/v2/rerank', upstream: 'b', methods: ['POST', 'GET'] },
       { path: '/v1/embeddings', upstream: 'b', methods: ['POST', 'PUT'] },
-    ]))).toEqual([{ index: 1, path: '/v1/embeddings' }, { index: 2, path: '/v2/rerank' }]);
+      { path: '/v2/audio/speech', upstream: 'b', methods: ['GET'] },
+    ]))).toEqual([
+      { index: 1, path: '/v1/embeddings' },
+      { index: 0, path: '/v1/audio/transcriptions' }, { index: 0, path: '/v1/audio/translations' }, { index: 0, path: '/v1/audio/speech' },
+      { index: 2, path: '/v2/rerank' },
+    ]);
   });
 
   it('leaves out routes of other methods and other paths', () => {
