@@ -118,7 +118,7 @@ describe('metrics plugin', () => {
       'budget=requests,scope=team': 0, 'budget=tokens,scope=team': 0,
       'budget=concurrency,scope=model': 0, 'budget=concurrency,scope=upstream': 0, 'budget=requests,scope=backend': 0,
     });
-    expect(series(samples, 'sluice_content_filter_blocks_total')).toEqual({ 'endpoint=chat': 0, 'endpoint=embeddings': 0, 'endpoint=images': 0, 'endpoint=moderations': 0, 'endpoint=passthrough': 0, 'endpoint=rerank': 0, 'endpoint=score': 0 });
+    expect(series(samples, 'sluice_content_filter_blocks_total')).toEqual({ 'endpoint=chat': 0, 'endpoint=embeddings': 0, 'endpoint=images': 0, 'endpoint=moderations': 0, 'endpoint=passthrough': 0, 'endpoint=rerank': 0, 'endpoint=score': 0, 'endpoint=speech': 0, 'endpoint=transcriptions': 0, 'endpoint=translations': 0 });
     expect(series(samples, 'sluice_upstream_errors_total')).toEqual({ 'kind=connect,upstream=b': 0, 'kind=timeout,upstream=b': 0, 'kind=status,upstream=b': 0, 'kind=stream,upstream=b': 0 });
     await create(registry, validateConfig({ upstreams: { c: { url: 'http://127.0.0.1:2/v1' } } }));
     samples = await scrape(registry);
