@@ -22,7 +22,7 @@ export function setRateLimitHeaders(ctx: RequestContext, kind: BudgetKind, readi
   ctx.setHeader(reset, formatReset(reading.msBeforeNext));
 }
 
-const OWNER: Record<Scope, string> = { key: "this API key's", team: "your team's", org: "your organization's" };
+const OWNER: Record<Scope, string> = { user: 'your per-user', key: "this API key's", team: "your team's", org: "your organization's" };
 const NOUN: Record<BudgetKind, [string, string]> = { requests: ['request', 'requests'], tokens: ['token', 'tokens'], dollars: ['dollar', 'dollars'] };
 
 /** "(50 requests per 60 seconds)", "($25 per month)". */

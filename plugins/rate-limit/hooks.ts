@@ -159,7 +159,7 @@ export function createHooks({ policies, defaultMaxTokens, prices, logger, health
     state: () => ({}),
 
     onRequest(ctx, state) {
-      const policy = ctx.principal === undefined ? undefined : policies(ctx.principal);
+      const policy = ctx.principal === undefined ? undefined : policies(ctx.principal, ctx.user);
       if (policy !== undefined) return admitBudgets(ctx, policy, state);
     },
 

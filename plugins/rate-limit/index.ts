@@ -1,4 +1,5 @@
-// rate-limit: every request must pass its key's budgets, its team's and its org's, each a
+// rate-limit: every request must pass its end user's budgets (limits.perUser, a template
+// every end user of the key gets), its key's, its team's and its org's, each a
 // number of requests and/or tokens per window, and/or dollars per day, month
 // or window (priced from the config's `pricing`). Requests are counted when
 // admitted; tokens and dollars are reserved on admission (the prompt, at its
@@ -15,10 +16,10 @@
 //
 //   - { name: rate-limit, defaults: { requests: 120, tokens: 200000, dollars: 50, dollarWindow: month }, defaultMaxTokens: 1024 }
 import { LimiterPools, type PluginDefinition } from '../../src';
-import { checkDollars } from './check';
+import { checkDollars, checkPerUser } from './check';
 import { createHooks, type RateLimitState } from './hooks';
 import { compilePolicies } from './policy';
-import { budgetFields, budgetSchema, settingsSchema, type RateLimitSettings } from './settings';
+import { budgetSchema, limitsFields, settingsSchema, type RateLimitSettings } from './settings';
 
 export const DEFAULT_PREFIX = 'sluice:';
 
@@ -26,8 +27,8 @@ export const plugin: PluginDefinition<RateLimitSettings, RateLimitState, Limiter
   name: 'rate-limit',
   stage: 'admit',
   schema: settingsSchema,
-  fields: { limits: budgetFields },
-  check: (config, active) => (active ? checkDollars(config) : []),
+  fields: { limits: limitsFields },
+  check: (config, active) => (active ? [...checkDollars(config), ...checkPerUser(config)] : []),
   // In-process limiters keep their counts across reloads.
   keep: (services) => new LimiterPools(services.cluster),
   create({ defaults, defaultMaxTokens }, { config, logger, services, kept, prices }) {

@@ -1,12 +1,14 @@
-// Store keys. Every key of one subject (a key id, a team or an org) carries
-// the same hash tag, `{key:<id>}`, `{team:<name>}` or `{org:<name>}`, so on a
+// Store keys. Every key of one subject (an end user, a key id, a team or an
+// org) carries the same hash tag, `{user:key/<id>/<user>}` (or
+// `{user:team/<name>/<user>}` for a team's template), `{key:<id>}`,
+// `{team:<name>}` or `{org:<name>}`, so on a
 // Redis Cluster its request, token and dollar counters live in one slot;
 // `redis.prefix` comes first and namespaces them all:
 // sluice:{key:ci-bot}:requests, sluice:{team:search}:tokens,
 // sluice:{org:acme}:dollars:2026-11 (a calendar window's count: one key a month)
 
-/** The levels a request's budgets come from, narrowest first: a refusal names its level (the error's `param`). A new level (an end user) joins this list. */
-export const LEVELS = ['key', 'team', 'org'] as const;
+/** The levels a request's budgets come from, narrowest first: a refusal names its level (the error's `param`). */
+export const LEVELS = ['user', 'key', 'team', 'org'] as const;
 export type Scope = typeof LEVELS[number];
 export type BudgetKind = 'requests' | 'tokens' | 'dollars';
 

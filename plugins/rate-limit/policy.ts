@@ -1,6 +1,7 @@
-// Which budgets a request must pass, level by level (LEVELS): its key's own
-// budgets (or the plugin's defaults when its entry has no `limits`), its
-// team's and its org's: requests, tokens and dollars (counted in whole
+// Which budgets a request must pass, level by level (LEVELS): its end
+// user's (the key's `limits.perUser`, else its team's, for the end user the
+// request names), its key's own budgets (or the plugin's defaults when its
+// entry has no `limits`), its team's and its org's: requests, tokens and dollars (counted in whole
 // nano-dollars, so the counts stay integers in Redis). Orgs are compiled once
 // per config; a team once per team object (a team changed through the admin
 // API is a new object); a key's policy once per principal and team, at its
@@ -87,8 +88,8 @@ function budgetOf(limits: unknown): Budget | undefined {
   return budget.requests === undefined && budget.tokens === undefined && budget.dollars === undefined ? undefined : budget;
 }
 
-/** A key's policy; undefined when it has no budget at all (own, default, team or org): unlimited. */
-export type PolicyOf = (principal: Principal) => Policy | undefined;
+/** A key's policy for a request of `user` (its end user, if any); undefined when it has no budget at all: unlimited. */
+export type PolicyOf = (principal: Principal, user?: string) => Policy | undefined;
 
 /** The config's teams, for a plugin built without the gateway's services (its own tests). */
 export function configTeams(config: GatewayConfig): TeamLookup {
@@ -100,6 +101,23 @@ export function configTeams(config: GatewayConfig): TeamLookup {
 interface Held {
   team: Team | undefined;
   policy: Policy | null;
+  /** The per-user template in force (the key's, else its team's), compiled under its owner's id; its store keys are made per user. */
+  perUser?: { owner: string; budgets: CompiledBudget[] };
+}
+
+const policyOf = (all: CompiledBudget[]): Policy => {
+  const reserves = all.filter((b) => b.kind !== 'requests');
+  return { requests: all.filter((b) => b.kind === 'requests'), reserves, tokens: reserves.filter((b) => b.kind === 'tokens'), hard: reserves.some((b) => b.hard) };
+};
+
+/** The template's budgets counted under one end user: the limiters are the template's, the store keys the user's. */
+const forUser = (template: NonNullable<Held['perUser']>, user: string, prefix: string): CompiledBudget[] =>
+  template.budgets.map((b) => ({ ...b, key: storeKey(prefix, 'user', `${template.owner}/${user}`, b.kind), periodKey: undefined }));
+
+/** A per-user template of a `limits` block (`perUser`), or undefined when it has none. */
+function perUserOf(limits: unknown): Budget | undefined {
+  const template = (limits as { perUser?: unknown } | undefined)?.perUser;
+  return template === undefined ? undefined : budgetOf(template);
 }
 
 export function compilePolicies(config: GatewayConfig, defaults: Budget | undefined, prefix: string, limiterFor: LimiterFor, teams: TeamLookup = configTeams(config)): PolicyOf {
@@ -111,23 +129,27 @@ export function compilePolicies(config: GatewayConfig, defaults: Budget | undefi
     if (budgets === undefined) teamBudgets.set(team, (budgets = budgetsOf('team', team.name, budgetOf(team.limits), prefix, limiterFor)));
     return budgets;
   };
-  // The levels in LEVELS order: key, team, org.
-  const compile = ({ id, org, entry }: Principal, team: Team | undefined): Policy | null => {
+  // The levels in LEVELS order: key, team, org (the user's come first, per request).
+  const compile = ({ id, org, entry }: Principal, team: Team | undefined): Held => {
     const all = [
       ...budgetsOf('key', id, entry.limits === undefined ? defaults : budgetOf(entry.limits), prefix, limiterFor),
       ...(team === undefined ? [] : budgetsOfTeam(team)),
       ...(org === null ? [] : orgs.get(org) ?? []),
     ];
-    if (all.length === 0) return null;
-    const reserves = all.filter((b) => b.kind !== 'requests');
-    return { requests: all.filter((b) => b.kind === 'requests'), reserves, tokens: reserves.filter((b) => b.kind === 'tokens'), hard: reserves.some((b) => b.hard) };
+    const own = perUserOf(entry.limits);
+    const shared = own === undefined && team !== undefined ? perUserOf(team.limits) : undefined;
+    const owner = own !== undefined ? `key/${id}` : `team/${team?.name}`;
+    const template = budgetsOf('user', owner, own ?? shared, prefix, limiterFor);
+    return { team, policy: all.length === 0 ? null : policyOf(all), ...(template.length > 0 && { perUser: { owner, budgets: template } }) };
   };
   const compiled = new WeakMap<Principal, Held>();
-  return (principal) => {
+  return (principal, user) => {
     const team = principal.team === null ? undefined : teams.get(principal.team);
     let held = compiled.get(principal);
-    if (held === undefined || held.team !== team) compiled.set(principal, (held = { team, policy: compile(principal, team) }));
-    return held.policy ?? undefined;
+    if (held === undefined || held.team !== team) compiled.set(principal, (held = compile(principal, team)));
+    if (user === undefined || held.perUser === undefined) return held.policy ?? undefined;
+    const base = held.policy;
+    return policyOf([...forUser(held.perUser, user, prefix), ...(base === null ? [] : [...base.requests, ...base.reserves])]);
   };
 }
 

@@ -19,6 +19,12 @@ export const budgetFields = {
   enforce: z.enum(['hard', 'soft']).optional(),
 };
 
+/**
+ * What the plugin adds to keys[].limits and teams.<name>.limits beside the budgets: `perUser`, the
+ * budget every end user of the key (or of the team's keys) gets without being declared (docs/teams.md#end-users).
+ */
+export const limitsFields = { ...budgetFields, perUser: z.strictObject(budgetFields).optional() };
+
 /** A `limits` block as the plugin reads it: its own fields, the window 60 s and dollars by the month unless given, hard unless soft. */
 export const budgetSchema = z.looseObject(budgetFields).transform((b) => ({
   requests: b.requests,

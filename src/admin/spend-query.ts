@@ -6,6 +6,8 @@ export interface SpendQuery {
   key?: string;
   team?: string;
   org?: string;
+  /** An end user's id (docs/teams.md#end-users). */
+  user?: string;
   /** YYYY-MM-DD, UTC, both included. */
   from: string;
   to: string;
@@ -14,6 +16,8 @@ export interface SpendQuery {
 export interface UsageQuery {
   /** Only the records of this team. */
   team?: string;
+  /** Only the records of this end user. */
+  user?: string;
   sinceMs: number;
   untilMs: number;
   format: 'jsonl' | 'csv';
@@ -38,7 +42,7 @@ function dateOf(param: string, value: string | undefined, fallback: string): str
 
 function nameOf(param: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  if (value.length === 0 || value.length > NAME_MAX) throw bad(param, `${param} must be a ${param === 'key' ? 'key id' : `${param} name`} of 1 to ${NAME_MAX} characters.`);
+  if (value.length === 0 || value.length > NAME_MAX) throw bad(param, `${param} must be a ${param === 'key' || param === 'user' ? `${param} id` : `${param} name`} of 1 to ${NAME_MAX} characters.`);
   return value;
 }
 
@@ -47,7 +51,7 @@ export function spendQuery(query: Readonly<Record<string, string>>, now = Date.n
   const from = dateOf('from', query.from, to);
   if (from > to) throw bad('from', `from (${from}) is after to (${to}); give from <= to.`);
   if ((Date.parse(to) - Date.parse(from)) / DAY_MS >= MAX_DAYS) throw bad('from', `from to to spans more than ${MAX_DAYS} days; ask for a shorter range.`);
-  return { key: nameOf('key', query.key), team: nameOf('team', query.team), org: nameOf('org', query.org), from, to };
+  return { key: nameOf('key', query.key), team: nameOf('team', query.team), org: nameOf('org', query.org), user: nameOf('user', query.user), from, to };
 }
 
 /** An ISO 8601 time ("2026-03-01T12:00:00Z"), a date (its start, UTC) or milliseconds since the epoch. */
@@ -64,5 +68,5 @@ export function usageQuery(query: Readonly<Record<string, string>>, now = Date.n
   if (untilMs <= sinceMs) throw bad('until', 'until must be after since.');
   const format = query.format ?? 'jsonl';
   if (format !== 'jsonl' && format !== 'csv') throw bad('format', 'format must be jsonl or csv.');
-  return { team: nameOf('team', query.team), sinceMs, untilMs, format };
+  return { team: nameOf('team', query.team), user: nameOf('user', query.user), sinceMs, untilMs, format };
 }

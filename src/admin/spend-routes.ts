@@ -1,6 +1,7 @@
 // The admin API's spend: GET /admin/spend (a key's, a team's, an org's or the
 // whole gateway's sums per day and over the range) and GET /admin/usage (the
-// usage records of a time range, a team's alone with ?team=, streamed as JSON
+// usage records of a time range, a team's or an end user's alone with ?team=
+// or ?user=, streamed as JSON
 // Lines or CSV). Both read
 // the spend store in force (src/spend): Redis, or the memory of this process
 // (the primary's, with workers).
@@ -50,7 +51,8 @@ async function readSpend(deps: SpendRoutesDeps, call: AdminCall) {
   if (q.key !== undefined) body.key = { id: q.key, ...await section(store, `key:${q.key}`, days) };
   if (q.team !== undefined) body.team = { id: q.team, ...await section(store, `team:${q.team}`, days) };
   if (q.org !== undefined) body.org = { id: q.org, ...await section(store, `org:${q.org}`, days) };
-  if (q.key === undefined && q.team === undefined && q.org === undefined) body.all = await section(store, 'all', days);
+  if (q.user !== undefined) body.user = { id: q.user, ...await section(store, `user:${q.user}`, days) };
+  if (q.key === undefined && q.team === undefined && q.org === undefined && q.user === undefined) body.all = await section(store, 'all', days);
   return { body };
 }
 
@@ -70,14 +72,15 @@ async function primed(records: AsyncIterable<UsageRecord>): Promise<AsyncIterabl
   })();
 }
 
-async function* ofTeam(records: AsyncIterable<UsageRecord>, team: string): AsyncIterable<UsageRecord> {
-  for await (const r of records) if (r.team === team) yield r;
+/** The records of the team and the end user asked for (either may be absent). */
+async function* ofWho(records: AsyncIterable<UsageRecord>, team: string | undefined, user: string | undefined): AsyncIterable<UsageRecord> {
+  for await (const r of records) if ((team === undefined || r.team === team) && (user === undefined || r.user === user)) yield r;
 }
 
 async function exportUsage(deps: SpendRoutesDeps, call: AdminCall) {
   const q = usageQuery(call.query);
   const all = storeOf(deps).records(q.sinceMs, q.untilMs);
-  const records = await primed(q.team === undefined ? all : ofTeam(all, q.team));
+  const records = await primed(q.team === undefined && q.user === undefined ? all : ofWho(all, q.team, q.user));
   return { lines: exportLines(records, q.format), contentType: q.format === 'csv' ? 'text/csv; charset=utf-8' : 'application/jsonl; charset=utf-8' };
 }
 

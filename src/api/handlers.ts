@@ -10,6 +10,7 @@ import type { ApiRuntime } from './api-runtime';
 import { parseChatRequest } from './chat-request';
 import { parseImageRequest } from './image-request';
 import { MODEL_ID_MAX } from '../request/validate';
+import { endUserOf } from '../request/end-user';
 import type { ListedModel, Route } from '../routing/routes';
 import { sendJson } from '../plumbing/send-json';
 import { FallbackChain, forwardTo } from './forward';
@@ -50,6 +51,7 @@ export async function routeAndForward(req: ApiRequest, res: Response, next: Next
   }
   if (exchange !== undefined && !exchange.serves(runtime.upstreams.get(route.upstream)!, ctx)) throw cannotServe(model);
   ctx.route = route;
+  ctx.user = endUserOf(ctx.principal!.entry, ctx.protocol, req.body, req.headers);
   const pending = startRequestHooks(runtime, ctx);
   if (pending !== undefined) {
     await pending;

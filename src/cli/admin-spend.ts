@@ -16,13 +16,13 @@ function queryString(values: Record<string, string | undefined>): string {
 
 /** GET /admin/spend with the options given (none: today's sums for the whole gateway). */
 export function spendRequest(args: string[]): AdminRequest {
-  const { values } = parseArgs({ args, options: { key: { type: 'string' }, team: { type: 'string' }, org: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, ...ADMIN_URL } });
+  const { values } = parseArgs({ args, options: { key: { type: 'string' }, team: { type: 'string' }, org: { type: 'string' }, user: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, ...ADMIN_URL } });
   return { method: 'GET', path: `/admin/spend${queryString(values)}` };
 }
 
 /** GET /admin/usage: --since is required, --format jsonl (default) or csv. */
 export function usageRequest(args: string[]): AdminRequest {
-  const { values } = parseArgs({ args, options: { since: { type: 'string' }, until: { type: 'string' }, team: { type: 'string' }, format: { type: 'string' }, ...ADMIN_URL } });
+  const { values } = parseArgs({ args, options: { since: { type: 'string' }, until: { type: 'string' }, team: { type: 'string' }, user: { type: 'string' }, format: { type: 'string' }, ...ADMIN_URL } });
   if (values.since === undefined) throw new UsageError('sluice usage export needs --since TIME (2026-03-01, 2026-03-01T12:00:00Z or epoch milliseconds)');
   if (values.format !== undefined && values.format !== 'csv' && values.format !== 'jsonl') throw new UsageError('--format must be csv or jsonl');
   return { method: 'GET', path: `/admin/usage${queryString(values)}` };

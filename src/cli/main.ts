@@ -29,9 +29,9 @@ export const USAGE = `usage: sluice <command>
   sluice teams create --name NAME --org ORG [--models GLOB,...] [--limits JSON]
   sluice teams list | show NAME | delete NAME
   sluice teams update NAME [--models ...] [--limits JSON] [--clear FIELD,...]
-  sluice spend [--key ID] [--team TEAM] [--org ORG] [--from YYYY-MM-DD] [--to YYYY-MM-DD]
+  sluice spend [--key ID] [--team TEAM] [--org ORG] [--user USER] [--from YYYY-MM-DD] [--to YYYY-MM-DD]
                                     sums per day and in all (default: today, the whole gateway)
-  sluice usage export --since TIME [--until TIME] [--team TEAM] [--format jsonl|csv]
+  sluice usage export --since TIME [--until TIME] [--team TEAM] [--user USER] [--format jsonl|csv]
                                     the usage records, written as they arrive
   sluice config check [FILE]        validate a config without starting anything; exit 0 or 1
   sluice help, --help, -h           print this text

@@ -70,6 +70,10 @@ export const keySchema = z.looseObject({
   team: z.string().min(1).optional(),
   models: z.array(z.string().min(1)).optional(),
   limits: limitsSchema.optional(),
+  /** The key may name its end users (docs/teams.md#end-users): each request's user field, or this header when the operator names one. */
+  endUsers: z.strictObject({
+    header: z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'must be a header name of 1-64 letters, digits or dashes').transform((h) => h.toLowerCase()).optional(),
+  }).optional(),
   /** Order in a full queue for a concurrency limit: high first; low is shed first. */
   priority: z.enum(['high', 'normal', 'low']).optional(),
   /** The MCP servers and tools this key may use (docs/mcp.md); none: its org's, and without those none. */

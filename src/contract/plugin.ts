@@ -60,6 +60,12 @@ export interface RequestContext {
   /** The API the client speaks on this request: chat completions (also images and the rest), responses or messages. */
   readonly protocol: ClientProtocol;
   principal?: Principal;
+  /**
+   * The end user the request is for, when its key may name them (its entry's
+   * `endUsers`) and the request does: checked at the edge (src/request/end-user.ts),
+   * set before the request hooks run. Never a metrics label.
+   */
+  readonly user?: string;
   /** The client's model id, once the body is valid. */
   model?: string;
   route?: Route;

@@ -37,6 +37,8 @@ export interface KeyEntry {
   /** The core's `concurrency` and the plugins' fields (the rate-limit plugin's requests, tokens, windowSeconds). */
   readonly limits?: Readonly<Record<string, unknown>>;
   readonly priority?: 'high' | 'normal' | 'low';
+  /** Present when the key may name its end users (docs/teams.md#end-users): from the body's user field, or `header` (lower-case) when given. */
+  readonly endUsers?: { readonly header?: string };
   readonly [field: string]: unknown;
 }
 

@@ -80,6 +80,7 @@ export function toolCallRecord(end: ToolCallsEnd, index: number, now: number): U
     key: end.principal.id,
     team: end.principal.team,
     org: end.principal.org,
+    user: null,
     model: null,
     protocol: 'mcp',
     endpoint: 'tools/call',

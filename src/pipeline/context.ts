@@ -121,6 +121,7 @@ export class Context implements RequestContext {
   /** Each plugin's per-request state, by its slot in the pipeline (made on first use). */
   pluginState?: unknown[];
   principal?: Principal;
+  user?: string;
   model?: string;
   route?: Route;
   chat?: ChatRequest;

@@ -9,7 +9,7 @@
 import { costText } from '../pricing/prices';
 import type { UsageRecord } from './record';
 
-export const COLUMNS = ['time', 'request_id', 'key', 'team', 'org', 'model', 'protocol', 'endpoint', 'status', 'reason',
+export const COLUMNS = ['time', 'request_id', 'key', 'team', 'org', 'user', 'model', 'protocol', 'endpoint', 'status', 'reason',
   'prompt_tokens', 'cached_tokens', 'completion_tokens', 'reasoning_tokens', 'estimated', 'cost',
   // An MCP tool call's own fields, empty on a model request's line.
   'server', 'tool', 'outcome', 'duration_ms', 'bytes_in', 'bytes_out',

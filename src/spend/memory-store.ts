@@ -14,15 +14,16 @@ export interface SpendLimits {
   streamMaxLen: number;
 }
 
-/** One day's sums: the whole gateway's, each key id's, each team's, each org's. */
+/** One day's sums: the whole gateway's, each key id's, each team's, each org's, each end user's. */
 interface Day {
   all: SpendTotals;
   keys: Map<string, SpendTotals>;
   teams: Map<string, SpendTotals>;
   orgs: Map<string, SpendTotals>;
+  users: Map<string, SpendTotals>;
 }
 
-const newDay = (): Day => ({ all: zeroTotals(), keys: new Map(), teams: new Map(), orgs: new Map() });
+const newDay = (): Day => ({ all: zeroTotals(), keys: new Map(), teams: new Map(), orgs: new Map(), users: new Map() });
 
 function totalsIn(sums: Map<string, SpendTotals>, id: string): SpendTotals {
   let t = sums.get(id);
@@ -30,12 +31,13 @@ function totalsIn(sums: Map<string, SpendTotals>, id: string): SpendTotals {
   return t;
 }
 
-/** A scope's sums in a day ('all', 'key:<id>', 'team:<name>', 'org:<name>'). */
+/** A scope's sums in a day ('all', 'key:<id>', 'team:<name>', 'org:<name>', 'user:<id>'). */
 function scopeIn(day: Day, scope: string): SpendTotals | undefined {
   if (scope === 'all') return day.all;
   if (scope.startsWith('key:')) return day.keys.get(scope.slice(4));
   if (scope.startsWith('team:')) return day.teams.get(scope.slice(5));
   if (scope.startsWith('org:')) return day.orgs.get(scope.slice(4));
+  if (scope.startsWith('user:')) return day.users.get(scope.slice(5));
   return undefined;
 }
 
@@ -73,6 +75,7 @@ export class MemorySpendStore implements SpendStore {
     if (r.key !== null) addRecord(totalsIn(day.keys, r.key), r);
     if (r.team != null) addRecord(totalsIn(day.teams, r.team), r);
     if (r.org !== null) addRecord(totalsIn(day.orgs, r.org), r);
+    if (r.user != null) addRecord(totalsIn(day.users, r.user), r);
     if (this.ring.length < this.limits.streamMaxLen) this.ring.push(r);
     else this.ring[this.next] = r;
     this.next = (this.next + 1) % this.limits.streamMaxLen;

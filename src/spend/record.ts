@@ -1,5 +1,5 @@
-// One finished API request as the spend records keep it: who (key id, team
-// and org, never key material), what (model, protocol, endpoint, status), how
+// One finished API request as the spend records keep it: who (key id, team,
+// org and end user, never key material), what (model, protocol, endpoint, status), how
 // much (tokens by kind, cost), when and which request. The same record is
 // summed into the per-day totals and appended to the usage log, so the two
 // can never disagree. Cost is whole nano-dollars inside (ctx.cost is rounded
@@ -15,6 +15,8 @@ export interface UsageRecord {
   /** The key's team when the request was admitted (a key moved to another team is charged there from its next request). */
   team: string | null;
   org: string | null;
+  /** The end user the request named (RequestContext.user), null when none or its key may not name one. */
+  user: string | null;
   model: string | null;
   protocol: string;
   endpoint: string;
@@ -73,6 +75,7 @@ export function usageRecordOf(ctx: RequestContext, outcome: Outcome, now: number
     key: ctx.principal?.id ?? null,
     team: ctx.principal?.team ?? null,
     org: ctx.principal?.org ?? null,
+    user: ctx.user ?? null,
     model: ctx.model === undefined ? null : ctx.model.slice(0, MODEL_MAX),
     protocol: ctx.protocol,
     endpoint: ctx.endpoint,
@@ -94,12 +97,13 @@ export const nanosOf = (dollars: number | null): number => (dollars === null ? 0
 /** The UTC day of a record, YYYY-MM-DD. */
 export const dayOf = (record: UsageRecord): string => record.time.slice(0, 10);
 
-/** What a record's sums go under: the whole gateway, its key, its team and its org. */
+/** What a record's sums go under: the whole gateway, its key, its team, its org and its end user. */
 export function scopesOf(record: UsageRecord): string[] {
   const scopes = ['all'];
   if (record.key !== null) scopes.push(`key:${record.key}`);
   if (record.team != null) scopes.push(`team:${record.team}`);
   if (record.org !== null) scopes.push(`org:${record.org}`);
+  if (record.user != null) scopes.push(`user:${record.user}`);
   return scopes;
 }
 

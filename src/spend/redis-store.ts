@@ -1,6 +1,6 @@
 // Spend records in Redis, shared by every replica and worker. Per day and
 // scope one hash, `<prefix>spend:<YYYY-MM-DD>:<scope>` (scope: all,
-// key:<id>, team:<name>, org:<name>), of integer fields raised with HINCRBY and expiring
+// key:<id>, team:<name>, org:<name>, user:<id>), of integer fields raised with HINCRBY and expiring
 // `retentionDays` after the day ends (EXPIREAT); the usage log is one
 // stream, `<prefix>usage`, each entry one field `r` holding the record's
 // JSON, trimmed with XADD MAXLEN ~. A batch is one pipeline (on a cluster,

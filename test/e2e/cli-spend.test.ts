@@ -73,7 +73,7 @@ describe('sluice spend and sluice usage export', () => {
     expect(jsonl.status).toBe(0);
     expect(sumsOf(jsonl.stdout.trim().split('\n').map((l) => JSON.parse(l)))).toEqual(spend);
     const csv = await sluice(['usage', 'export', '--since', '2000-01-01', '--format', 'csv'], env);
-    expect(csv.stdout.split('\n')[0]).toBe('time,request_id,key,team,org,model,protocol,endpoint,status,reason,prompt_tokens,cached_tokens,completion_tokens,reasoning_tokens,estimated,cost,server,tool,outcome,duration_ms,bytes_in,bytes_out,audio_seconds,characters');
+    expect(csv.stdout.split('\n')[0]).toBe('time,request_id,key,team,org,user,model,protocol,endpoint,status,reason,prompt_tokens,cached_tokens,completion_tokens,reasoning_tokens,estimated,cost,server,tool,outcome,duration_ms,bytes_in,bytes_out,audio_seconds,characters');
     expect(sumsOf(csvRecords(csv.stdout))).toEqual(spend);
   });
 

@@ -16,7 +16,7 @@ const STORES = ['redis', 'memory'] as const;
 
 /** A record as the gateway writes one: request `r<i>` of `key`, 1 prompt and 2 completion tokens, a nano-dollar. */
 const usageRecord = (i: number, key: string): UsageRecord => ({
-  time: new Date().toISOString(), request_id: `r${i}`, key, team: null, org: null, model: 'm-1', protocol: 'chat', endpoint: 'chat',
+  time: new Date().toISOString(), request_id: `r${i}`, key, team: null, org: null, user: null, model: 'm-1', protocol: 'chat', endpoint: 'chat',
   status: 200, reason: null, prompt_tokens: 1, cached_tokens: 0, completion_tokens: 2, reasoning_tokens: 0, estimated: false, cost: 0.000000001,
 });
 

@@ -63,4 +63,21 @@ describe('rate-limit config check', () => {
       expect.stringMatching(/^keys\[0\]\.limits\.dollars: /), expect.stringMatching(/^keys\[0\]\.limits\.dollarWindow: /), expect.stringMatching(/^keys\[0\]\.limits\.enforce: /),
     ]));
   });
+
+  it('takes a per-user template on a key or a team, checked as a budget is, and refuses one on an org', () => {
+    const check = gatewayConfigCheck();
+    const problemsOf = (raw: object): string[] => { try { validateConfig(raw, 'inline.yaml', {}, check); return []; } catch (err) { return (err as ConfigError).problems; } };
+    const key = (limits: object, extra: object = {}) => [{ id: 'k', sha256: 'a'.repeat(64), org: 'acme', team: 't', endUsers: { header: 'X-End-User' }, limits, ...extra }];
+    const teams = { t: { org: 'acme', limits: { perUser: { requests: 5 } } } };
+    const plugins = [{ name: 'rate-limit' }];
+    expect(problemsOf({ keys: key({ perUser: { tokens: 1000, windowSeconds: 3600 } }), orgs: { acme: {} }, teams, plugins })).toEqual([]);
+    expect(problemsOf({ keys: key({ perUser: { tokens: 'lots', windows: 3 } }), orgs: { acme: {} }, teams, plugins })).toEqual(expect.arrayContaining([
+      expect.stringMatching(/^keys\[0\]\.limits\.perUser\.tokens: /), expect.stringMatching(/^keys\[0\]\.limits\.perUser: .*windows/),
+    ]));
+    expect(problemsOf({ keys: key({ perUser: { dollars: 1 } }), orgs: { acme: { limits: { perUser: { requests: 1 } } } }, teams, plugins })).toEqual([
+      'keys[0].limits.perUser.dollars: a dollar budget needs prices: add a pricing section naming the models\' prices (see the reference config)',
+      'orgs.acme.limits.perUser: a per-user budget goes on a key or a team (limits.perUser), whose end users it bounds',
+    ]);
+    expect(problemsOf({ keys: key({}, { endUsers: { header: 'x end' } }), orgs: { acme: {} }, teams, plugins })).toEqual([expect.stringMatching(/^keys\[0\]\.endUsers\.header: must be a header name/)]);
+  });
 });

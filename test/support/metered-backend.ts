@@ -14,6 +14,8 @@ import { startJsonServer } from './json-server';
 
 export interface Served {
   maxTokens?: number;
+  /** The request's `user` field, as forwarded. */
+  user?: string;
   prompt: number;
   completion: number;
   finish: 'stop' | 'length';
@@ -43,7 +45,7 @@ export async function startMeteredBackend({ words = 20, gapMs = 5, promptTokens:
     const n = Math.min(words, maxTokens ?? words);
     const finish = n < words ? 'length' : 'stop';
     const prompt = promptTokens(body, count === 'chars');
-    const record: Served = { maxTokens, prompt, completion: 0, finish, cut: false };
+    const record: Served = { maxTokens, user: typeof body?.user === 'string' ? body.user : undefined, prompt, completion: 0, finish, cut: false };
     const usage = () => ({ prompt_tokens: prompt, completion_tokens: record.completion, total_tokens: prompt + record.completion });
     if (body?.stream !== true) {
       await sleep(gapMs * n);

@@ -58,7 +58,7 @@ export function spendConfig(backendBase: string, store: 'redis' | 'memory', redi
 export async function spendSums(adminUrl: string, adminKey: string, query = ''): Promise<Sums> {
   const res = await admin(adminUrl, 'GET', `/admin/spend${query}`, adminKey);
   if (res.status !== 200) throw new Error(`GET /admin/spend${query} answered ${res.status}: ${JSON.stringify(res.body)}`);
-  const section = (res.body.key ?? res.body.team ?? res.body.org ?? res.body.all) as { total: Record<string, number> };
+  const section = (res.body.key ?? res.body.team ?? res.body.org ?? res.body.user ?? res.body.all) as { total: Record<string, number> };
   const t = section.total;
   return { requests: t.requests, prompt_tokens: t.prompt_tokens, completion_tokens: t.completion_tokens, cost_nanodollars: nanos(t.cost) };
 }

@@ -15,7 +15,7 @@ const end = (over: Partial<ToolCallsEnd> = {}): ToolCallsEnd => ({
 describe('a tool call\'s usage record', () => {
   it('carries the key, the org, the server, the tool, the outcome, the duration and the bytes, at no cost', () => {
     expect(toolCallRecord(end(), 0, Date.parse('2026-03-01T10:00:01Z'))).toEqual({
-      time: '2026-03-01T10:00:01.000Z', request_id: 'req-1', key: 'ci', org: 'acme', model: null, protocol: 'mcp', endpoint: 'tools/call',
+      time: '2026-03-01T10:00:01.000Z', request_id: 'req-1', key: 'ci', org: 'acme', user: null, model: null, protocol: 'mcp', endpoint: 'tools/call',
       status: 200, reason: null, prompt_tokens: 0, cached_tokens: 0, completion_tokens: 0, reasoning_tokens: 0, estimated: false, cost: 0,
       server: 'github', tool: 'search_code', outcome: 'ok', duration_ms: 12.35, bytes_in: 101, bytes_out: 250,
     });

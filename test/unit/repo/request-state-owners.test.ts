@@ -22,7 +22,7 @@ const OWNERS: Record<'Context' | 'Forwarding', Record<string, string>> = {
     // Who the caller is, what the request costs and whether it is traced: the app's stages.
     principal: 'app.ts', cost: 'app.ts', trace: 'app.ts', slots: 'app.ts',
     // The request as each client API decodes it at its edge.
-    model: 'api', route: 'api', chat: 'api', image: 'api', inputs: 'api', audio: 'api', stream: 'api', texts: 'api', source: 'api', requestHooks: 'api',
+    model: 'api', user: 'api', route: 'api', chat: 'api', image: 'api', inputs: 'api', audio: 'api', stream: 'api', texts: 'api', source: 'api', requestHooks: 'api',
     // What the answer cost: recorded where the answer's bytes are relayed.
     usage: 'proxy',
     // How it failed: through failWith (the error middleware, a failure mid-stream) and finish.

