@@ -59,7 +59,7 @@ describe.each(['memory', 'redis'] as const)('MCP tool calls counted, on the %s s
     expect(list.status).toBe(200);
     const [record] = await recordsOf('usage-ok-1', 1);
     expect(record).toEqual({
-      time: expect.any(String), request_id: 'usage-ok-1', key: 'agent', org: null, model: null, protocol: 'mcp', endpoint: 'tools/call',
+      time: expect.any(String), request_id: 'usage-ok-1', key: 'agent', team: null, org: null, user: null, model: null, protocol: 'mcp', endpoint: 'tools/call',
       status: 200, reason: null, prompt_tokens: 0, cached_tokens: 0, completion_tokens: 0, reasoning_tokens: 0, estimated: false, cost: 0,
       server: 'json', tool: 'add', outcome: 'ok', duration_ms: expect.any(Number), bytes_in: Buffer.byteLength(body), bytes_out: Buffer.byteLength(res.text),
     });
